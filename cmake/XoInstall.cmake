@@ -1,0 +1,43 @@
+# Install: headers, libcrossover.a, one archive per plugin, the xo tool, the CMake
+# package (crossover::crossover) and crossover.pc for static pkg-config use.
+include(CMakePackageConfigHelpers)
+
+get_property(_xo_plugin_targets GLOBAL PROPERTY XO_PLUGIN_TARGETS)
+get_property(_xo_plugins GLOBAL PROPERTY XO_PLUGINS_ENABLED)
+
+install(TARGETS crossover ${_xo_plugin_targets} EXPORT crossoverTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES core/include/crossover.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES core/include/crossover/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
+
+set(XO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossover)
+install(EXPORT crossoverTargets NAMESPACE crossover:: DESTINATION ${XO_CMAKE_DIR})
+
+set(XO_CONFIG_DEPS "find_dependency(Threads)\nfind_dependency(XoOpenBLAS)\n")
+set(XO_PC_REQUIRES "openblas")
+set(XO_PC_LIBS_PRIVATE "")
+foreach(t IN LISTS _xo_plugin_targets)
+  string(APPEND XO_PC_LIBS_PRIVATE " -l${t}")
+endforeach()
+if("opencl" IN_LIST _xo_plugins)
+  string(APPEND XO_CONFIG_DEPS "find_dependency(OpenCL)\nfind_dependency(CLBlast)\n")
+  string(APPEND XO_PC_REQUIRES " clblast OpenCL")
+endif()
+string(APPEND XO_PC_LIBS_PRIVATE " -lm -lpthread")
+if(CMAKE_DL_LIBS)
+  string(APPEND XO_PC_LIBS_PRIVATE " -l${CMAKE_DL_LIBS}")
+endif()
+
+configure_package_config_file(cmake/crossoverConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake INSTALL_DESTINATION ${XO_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/crossoverConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfigVersion.cmake
+              cmake/FindXoOpenBLAS.cmake
+        DESTINATION ${XO_CMAKE_DIR})
+
+configure_file(cmake/crossover.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

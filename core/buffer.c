@@ -1,0 +1,156 @@
+/* Buffers: one host copy plus lazily allocated device copies, and which are current. */
+#include "xo_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define XO_HOST_ALIGN 64
+
+xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
+{
+    if (!out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: out is NULL");
+    *out = NULL;
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: ctx is NULL");
+    if (bytes == 0)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: bytes = 0; a buffer holds at least one byte");
+    if (bytes > SIZE_MAX - XO_HOST_ALIGN)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: bytes = %zu is too large", bytes);
+    xo_buffer *b = calloc(1, sizeof *b);
+    size_t rounded = (bytes + XO_HOST_ALIGN - 1) / XO_HOST_ALIGN * XO_HOST_ALIGN;
+    void *host = b ? aligned_alloc(XO_HOST_ALIGN, rounded) : NULL;
+    if (!host) {
+        free(b);
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: cannot allocate %zu bytes of host memory", bytes);
+    }
+    memset(host, 0, rounded);
+    b->ctx = ctx;
+    b->bytes = bytes;
+    b->host = host;
+    b->valid = 1u;
+    *out = b;
+    return XO_OK;
+}
+
+void xo_buffer_destroy(xo_buffer *b)
+{
+    if (!b)
+        return;
+    xo_context *ctx = b->ctx;
+    for (int d = 1; d < ctx->ndev; d++)
+        if (b->mem[d])
+            ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
+    free(b->host);
+    free(b);
+}
+
+size_t xo_buffer_size(const xo_buffer *b) { return b ? b->bytes : 0; }
+
+static xo_status check_range(const char *fn, const xo_buffer *b, size_t offset, const void *p, const char *pname,
+                             size_t bytes)
+{
+    if (!b)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: b is NULL", fn);
+    if (!p)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, pname);
+    if (offset > b->bytes || bytes > b->bytes - offset)
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "%s: offset = %zu + bytes = %zu reaches past the buffer's end (%zu bytes)", fn, offset,
+                         bytes, b->bytes);
+    return XO_OK;
+}
+
+xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    XO_RETURN_IF_ERROR(check_range("xo_buffer_write", b, offset, src, "src", bytes));
+    if (bytes == 0)
+        return XO_OK;
+    /* A partial write needs the rest of the host copy current first. */
+    if (!(b->valid & 1u) && bytes < b->bytes)
+        XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+    memcpy((char *)b->host + offset, src, bytes);
+    b->valid = 1u;
+    return XO_OK;
+}
+
+xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
+{
+    XO_RETURN_IF_ERROR(check_range("xo_buffer_read", b, offset, dst, "dst", bytes));
+    if (bytes == 0)
+        return XO_OK;
+    XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+    memcpy(dst, (char *)b->host + offset, bytes);
+    return XO_OK;
+}
+
+/* Download device `e`'s copy into the host copy: retried once, as XO_FAULTS says. */
+static xo_status download_from(xo_buffer *b, int e)
+{
+    xo_context *ctx = b->ctx;
+    xo__device *dev = &ctx->dev[e];
+    xo_status st = XO_ERR_DEVICE;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (xo__fault_hit(ctx, dev->info.plugin, "download"))
+            st = xo__error(XO_ERR_DEVICE, "xo_buffer_read: download from device %d (%s) failed (XO_FAULTS)", e,
+                           dev->info.plugin);
+        else
+            st = dev->plugin->download(dev->pstate, dev->pdev, b->mem[e], 0, b->host, b->bytes);
+        if (st == XO_OK) {
+            atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
+            atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
+            b->valid |= 1u;
+            return XO_OK;
+        }
+        xo__log(XO_LOG_WARN, "download of %zu bytes from device %d failed (attempt %d): %s", b->bytes, e,
+                attempt + 1, xo_last_error());
+    }
+    return xo__error(XO_ERR_DEVICE, "download of %zu bytes from device %d (%s) failed twice; its copy stays current",
+                     b->bytes, e, dev->info.plugin);
+}
+
+xo_status xo__buffer_make_current(xo_buffer *b, int dev)
+{
+    if (b->valid & (1u << dev))
+        return XO_OK;
+    xo_context *ctx = b->ctx;
+    if (!(b->valid & 1u)) {
+        xo_status st = XO_ERR_DEVICE;
+        for (int e = 1; e < ctx->ndev && st != XO_OK; e++)
+            if (b->valid & (1u << e))
+                st = download_from(b, e);
+        XO_RETURN_IF_ERROR(st);
+    }
+    if (dev == 0)
+        return XO_OK;
+    xo__device *d = &ctx->dev[dev];
+    if (!b->mem[dev]) {
+        if (xo__fault_hit(ctx, d->info.plugin, "alloc"))
+            return xo__error(XO_ERR_DEVICE, "allocating %zu bytes on device %d (%s) failed (XO_FAULTS)", b->bytes,
+                             dev, d->info.plugin);
+        XO_RETURN_IF_ERROR(d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]));
+    }
+    if (xo__fault_hit(ctx, d->info.plugin, "upload"))
+        return xo__error(XO_ERR_DEVICE, "upload of %zu bytes to device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
+                         d->info.plugin);
+    XO_RETURN_IF_ERROR(d->plugin->upload(d->pstate, d->pdev, b->mem[dev], 0, b->host, b->bytes));
+    atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);
+    b->valid |= 1u << dev;
+    return XO_OK;
+}
+
+/* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */
+xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
+{
+    if (dev == 0 || b->mem[dev])
+        return XO_OK;
+    xo_context *ctx = b->ctx;
+    xo__device *d = &ctx->dev[dev];
+    if (xo__fault_hit(ctx, d->info.plugin, "alloc"))
+        return xo__error(XO_ERR_DEVICE, "allocating %zu bytes on device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
+                         d->info.plugin);
+    return d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]);
+}
+
+void xo__buffer_mark_written(xo_buffer *b, int dev) { b->valid = 1u << dev; }

@@ -1,0 +1,320 @@
+/* Context: plugin discovery, devices, device specs, fault injection, stats. */
+#include "xo_env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const xo_plugin *(*const xo__plugin_registry[])(void);
+
+static _Atomic uint64_t next_context_id = 1;
+
+static int host_fault(const xo_plugin_host *self, const char *site)
+{
+    return xo__fault_hit((xo_context *)self->core, self->plugin_name, site);
+}
+
+int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)
+{
+    int hit = 0;
+    for (int i = 0; i < ctx->nfaults; i++) {
+        xo__fault *f = &ctx->faults[i];
+        if (strcmp(f->plugin, plugin) != 0 || strcmp(f->site, site) != 0)
+            continue;
+        long n = atomic_fetch_add(&f->count, 1) + 1;
+        if (f->nth == 0 || n == f->nth)
+            hit = 1;
+    }
+    if (hit)
+        xo__log(XO_LOG_INFO, "XO_FAULTS: injected failure at %s.%s", plugin, site);
+    return hit;
+}
+
+static void load_plugins(xo_context *ctx, unsigned plugin_mask)
+{
+    for (int r = 0; xo__plugin_registry[r] && ctx->nplugins < XO_MAX_PLUGINS; r++) {
+        const xo_plugin *pl = xo__plugin_registry[r]();
+        if (!pl || !pl->name)
+            continue;
+        int idx = xo__word_index(xo__plugin_names, pl->name, strlen(pl->name));
+        int is_cpu = strcmp(pl->name, "cpu") == 0;
+        if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
+            xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
+            continue;
+        }
+        if (is_cpu != (ctx->nplugins == 0)) {
+            xo__log(XO_LOG_WARN, "plugin %s skipped: the cpu plugin must be first", pl->name);
+            continue;
+        }
+        if (pl->api_version != XO_PLUGIN_API_VERSION) {
+            xo__log(XO_LOG_WARN, "plugin %s skipped: api_version %u, the core needs %u", pl->name,
+                    (unsigned)pl->api_version, (unsigned)XO_PLUGIN_API_VERSION);
+            continue;
+        }
+        int slot = ctx->nplugins;
+        xo_plugin_host *host = &ctx->plugins[slot].host;
+        *host = (xo_plugin_host){
+            .log = xo__log,
+            .set_error = xo__error,
+            .fault = host_fault,
+            .cache_dir = ctx->cache_dir,
+            .threads = ctx->threads,
+            .core = ctx,
+            .plugin_name = pl->name,
+        };
+        void *state = NULL;
+        int n = 0;
+        xo_status st = pl->init(host, &state, &n);
+        if (st != XO_OK) {
+            xo__log(XO_LOG_WARN, "plugin %s contributes no devices: %s", pl->name, xo_last_error());
+            xo__clear_error();
+            continue;
+        }
+        ctx->plugins[slot].plugin = pl;
+        ctx->plugins[slot].state = state;
+        ctx->nplugins++;
+        for (int d = 0; d < n; d++) {
+            if (ctx->ndev >= XO_MAX_DEVICES) {
+                xo__log(XO_LOG_WARN, "plugin %s: device %d ignored (at most %d devices)", pl->name, d,
+                        XO_MAX_DEVICES);
+                break;
+            }
+            xo__device *dev = &ctx->dev[ctx->ndev];
+            memset(&dev->info, 0, sizeof dev->info);
+            if (pl->device_info(state, d, &dev->info) != XO_OK) {
+                xo__log(XO_LOG_WARN, "plugin %s: device %d skipped: %s", pl->name, d, xo_last_error());
+                xo__clear_error();
+                continue;
+            }
+            snprintf(dev->info.plugin, sizeof dev->info.plugin, "%s", pl->name);
+            dev->plugin = pl;
+            dev->pstate = state;
+            dev->pdev = d;
+            for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+                for (int t = 0; t < 2; t++)
+                    atomic_init(&dev->supports[k][t], -1);
+            xo__log(XO_LOG_INFO, "device %d: %s \"%s\" (%s)", ctx->ndev, pl->name, dev->info.name,
+                    dev->info.vendor);
+            ctx->ndev++;
+        }
+    }
+}
+
+static void context_free(xo_context *ctx)
+{
+    for (int d = 0; d < ctx->ndev; d++)
+        if (ctx->dev[d].plugin->finish)
+            ctx->dev[d].plugin->finish(ctx->dev[d].pstate, ctx->dev[d].pdev);
+    for (int p = ctx->nplugins - 1; p >= 0; p--)
+        if (ctx->plugins[p].plugin->shutdown)
+            ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
+    xo__correction_destroy(ctx->correction);
+    xo__dispatch_free(ctx);
+    free(ctx);
+}
+
+xo_status xo_context_create(xo_context **out)
+{
+    if (!out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
+    *out = NULL;
+    xo__env env;
+    XO_RETURN_IF_ERROR(xo__env_read(&env));
+    atomic_store(&xo__log_level, env.log_level);
+
+    xo_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
+    ctx->id = atomic_fetch_add(&next_context_id, 1);
+    ctx->threads = env.threads;
+    ctx->calibrate = env.calibrate;
+    ctx->nfaults = env.nfaults;
+    memcpy(ctx->faults, env.faults, sizeof env.faults);
+    snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env.cache_dir);
+    atomic_init(&ctx->forced, -1);
+
+    load_plugins(ctx, env.plugin_mask);
+    xo_status st = XO_OK;
+    if (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0)
+        st = xo__error(XO_ERR_DEVICE, "xo_context_create: the cpu plugin found no host CPU device");
+    int forced = -1;
+    if (st == XO_OK)
+        st = xo__spec_resolve(ctx, "xo_context_create", "XO_DEVICE", env.device, 1, &forced);
+    if (st == XO_OK)
+        st = xo__correction_create(ctx->ndev, &ctx->correction);
+    if (st == XO_OK)
+        st = xo__dispatch_init(ctx);
+    if (st == XO_OK)
+        st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
+    if (st != XO_OK) {
+        char saved[512];
+        snprintf(saved, sizeof saved, "%s", xo_last_error());
+        context_free(ctx);
+        xo__error(st, "%s", saved);
+        return st;
+    }
+    atomic_store(&ctx->forced, forced);
+    xo__clear_error();
+    *out = ctx;
+    return XO_OK;
+}
+
+void xo_context_destroy(xo_context *ctx)
+{
+    if (ctx)
+        context_free(ctx);
+}
+
+int xo_device_count(const xo_context *ctx) { return ctx ? ctx->ndev : 0; }
+
+xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *out)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_get_info: ctx is NULL");
+    if (!out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_get_info: out is NULL");
+    if (device < 0 || device >= ctx->ndev)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_get_info: device = %d is not in [0, %d)", device,
+                         ctx->ndev);
+    *out = ctx->dev[device].info;
+    return XO_OK;
+}
+
+/* ---- device specs ---------------------------------------------------------- */
+
+/* "0 = cpu:0 \"name\", 1 = opencl:0 \"...\"" */
+static void device_list(const xo_context *ctx, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int d = 0; d < ctx->ndev && used < cap; d++) {
+        int ordinal = 0;
+        for (int e = 0; e < d; e++)
+            ordinal += strcmp(ctx->dev[e].info.plugin, ctx->dev[d].info.plugin) == 0;
+        int w = snprintf(out + used, cap - used, "%s%d = %s:%d \"%s\"", d ? ", " : "", d, ctx->dev[d].info.plugin,
+                         ordinal, ctx->dev[d].info.name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static xo_status no_device(const xo_context *ctx, const char *fn, const char *what, const char *spec)
+{
+    char list[1024];
+    device_list(ctx, list, sizeof list);
+    return xo__error(XO_ERR_NO_DEVICE, "%s: %s \"%s\" names no device present here; devices: %s", fn, what, spec,
+                     list);
+}
+
+static int text_ok(const char *t)
+{
+    size_t n = strlen(t);
+    if (n == 0 || t[0] == ' ' || t[n - 1] == ' ')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c < 0x20 || c == 0x7f || c == ':' || c == ',')
+            return 0;
+    }
+    return 1;
+}
+
+xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *what, const char *spec,
+                           int allow_auto, int *out_dev)
+{
+    if (!spec)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+    if (strcasecmp(spec, "auto") == 0) {
+        if (!allow_auto)
+            return xo__error(XO_ERR_INVALID_ARGUMENT,
+                             "%s: %s \"auto\" is a policy, not a device; name a device (cpu, opencl:N, ...)", fn,
+                             what);
+        *out_dev = -1;
+        return XO_OK;
+    }
+    const char *colon = strchr(spec, ':');
+    size_t plen = colon ? (size_t)(colon - spec) : strlen(spec);
+    int pi = xo__word_index(xo__plugin_names, spec, plen);
+    const char *rest = colon ? colon + 1 : NULL;
+    if (pi < 0 || (rest && !text_ok(rest)))
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "%s: %s \"%s\" is malformed; allowed: auto, cpu, cpu:0, opencl, opencl:N, opencl:TEXT, "
+                         "cuda, cuda:N, cuda:TEXT",
+                         fn, what, spec);
+    int all_digits = rest != NULL;
+    for (const char *c = rest; c && *c; c++)
+        all_digits &= *c >= '0' && *c <= '9';
+    long want = all_digits ? (strlen(rest) > 6 ? 999999 : strtol(rest, NULL, 10)) : 0;
+    int ordinal = 0;
+    for (int d = 0; d < ctx->ndev; d++) {
+        const xo_device_info *in = &ctx->dev[d].info;
+        if (strcasecmp(in->plugin, xo__plugin_names[pi]) != 0)
+            continue;
+        int match = !rest || (all_digits ? ordinal == want
+                                         : (strcasestr(in->name, rest) || strcasestr(in->vendor, rest)));
+        if (match) {
+            *out_dev = d;
+            return XO_OK;
+        }
+        ordinal++;
+    }
+    return no_device(ctx, fn, what, spec);
+}
+
+xo_status xo_device_find(const xo_context *ctx, const char *spec, int *out_device)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_find: ctx is NULL");
+    if (!out_device)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_find: out_device is NULL");
+    return xo__spec_resolve(ctx, "xo_device_find", "spec", spec, 0, out_device);
+}
+
+xo_status xo_set_device(xo_context *ctx, const char *spec)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_set_device: ctx is NULL");
+    int dev;
+    XO_RETURN_IF_ERROR(xo__spec_resolve(ctx, "xo_set_device", "spec", spec, 1, &dev));
+    atomic_store(&ctx->forced, dev);
+    return XO_OK;
+}
+
+void xo__force_device(xo_context *ctx, int dev) { atomic_store(&ctx->forced, dev); }
+
+/* ---- stats ------------------------------------------------------------------- */
+
+xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: ctx is NULL");
+    if (!out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: out is NULL");
+    if (device < 0 || device >= ctx->ndev)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: device = %d is not in [0, %d)", device, ctx->ndev);
+    xo__stats_atomic *s = (xo__stats_atomic *)&ctx->dev[device].stats;
+    out->ops = atomic_load(&s->ops);
+    out->bytes_in = atomic_load(&s->bytes_in);
+    out->bytes_out = atomic_load(&s->bytes_out);
+    out->transfers = atomic_load(&s->transfers);
+    out->fallbacks = atomic_load(&s->fallbacks);
+    out->busy_us = (double)atomic_load(&s->busy_ns) * 1e-3;
+    return XO_OK;
+}
+
+xo_status xo_stats_reset(xo_context *ctx)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_reset: ctx is NULL");
+    for (int d = 0; d < ctx->ndev; d++) {
+        xo__stats_atomic *s = &ctx->dev[d].stats;
+        atomic_store(&s->ops, 0);
+        atomic_store(&s->bytes_in, 0);
+        atomic_store(&s->bytes_out, 0);
+        atomic_store(&s->transfers, 0);
+        atomic_store(&s->fallbacks, 0);
+        atomic_store(&s->busy_ns, 0);
+    }
+    return XO_OK;
+}

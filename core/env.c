@@ -1,0 +1,160 @@
+/* The XO_* environment variables, parsed and validated at context creation. */
+#include "xo_env.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+const char *const xo__plugin_names[] = {"cpu", "opencl", "cuda", NULL};
+static const char *const fault_sites[] = {"alloc", "upload", "download", "launch", "compile", NULL};
+static const char *const log_names[] = {"off", "error", "warn", "info", "decisions", "debug", NULL};
+static const char *const calibrate_names[] = {"auto", "force", "off", NULL};
+
+int xo__word_index(const char *const *words, const char *s, size_t len)
+{
+    for (int i = 0; words[i]; i++)
+        if (strlen(words[i]) == len && strncasecmp(words[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Parse a positive decimal integer occupying exactly [s, s+len). */
+static int parse_positive(const char *s, size_t len, long max, long *out)
+{
+    if (len == 0 || len > 9)
+        return 0;
+    long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < 1 || v > max)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static xo_status parse_plugins(const char *v, unsigned *mask)
+{
+    *mask = 0;
+    const char *p = v;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int i = xo__word_index(xo__plugin_names, p, len);
+        if (i < 0)
+            return xo__error(XO_ERR_INVALID_ARGUMENT,
+                             "xo_context_create: XO_PLUGINS=\"%s\": \"%.*s\" is not a plugin; "
+                             "allowed: a comma list of cpu, opencl, cuda",
+                             v, (int)len, p);
+        *mask |= 1u << i;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return XO_OK;
+}
+
+static xo_status parse_faults(const char *v, xo__env *env)
+{
+    const char *p = v;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *dot = memchr(p, '.', len);
+        const char *at = memchr(p, '@', len);
+        long nth = 0;
+        int plugin = dot ? xo__word_index(xo__plugin_names, p, (size_t)(dot - p)) : -1;
+        int site = (dot && at && at > dot) ? xo__word_index(fault_sites, dot + 1, (size_t)(at - dot - 1)) : -1;
+        int count_ok = 0;
+        if (at) {
+            size_t nlen = len - (size_t)(at + 1 - p);
+            count_ok = (nlen == 1 && at[1] == '*') || parse_positive(at + 1, nlen, 999999999L, &nth);
+        }
+        if (plugin < 0 || site < 0 || !count_ok || env->nfaults >= XO_MAX_FAULTS)
+            return xo__error(XO_ERR_INVALID_ARGUMENT,
+                             "xo_context_create: XO_FAULTS=\"%s\": bad entry \"%.*s\"; allowed: a comma "
+                             "list (at most %d) of PLUGIN.SITE@N, PLUGIN one of cpu, opencl, cuda, SITE one "
+                             "of alloc, upload, download, launch, compile, N a positive count or *",
+                             v, (int)len, p, XO_MAX_FAULTS);
+        xo__fault *f = &env->faults[env->nfaults++];
+        snprintf(f->plugin, sizeof f->plugin, "%s", xo__plugin_names[plugin]);
+        snprintf(f->site, sizeof f->site, "%s", fault_sites[site]);
+        f->nth = nth;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return XO_OK;
+}
+
+static xo_status parse_choice(const char *var, const char *v, const char *const *words,
+                              const char *allowed, int *out)
+{
+    int i = xo__word_index(words, v, strlen(v));
+    if (i < 0)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: %s=\"%s\" is not valid; allowed: %s",
+                         var, v, allowed);
+    *out = i;
+    return XO_OK;
+}
+
+static void default_cache_dir(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && xdg[0])
+        snprintf(out, cap, "%s/crossover", xdg);
+    else if (home && home[0])
+        snprintf(out, cap, "%s/.cache/crossover", home);
+    else
+        out[0] = '\0';
+}
+
+xo_status xo__env_read(xo__env *env)
+{
+    memset(env, 0, sizeof *env);
+    env->plugin_mask = ~0u;
+    env->log_level = XO_LOG_OFF;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    env->threads = cores > 0 ? (int)cores : 1;
+    env->calibrate = XO_CALIBRATE_AUTO;
+
+    const char *v;
+    if ((v = getenv("XO_LOG")) != NULL) {
+        int lvl = 0;
+        XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names, "off, error, warn, info, decisions, debug", &lvl));
+        env->log_level = lvl;
+    }
+    if ((v = getenv("XO_PLUGINS")) != NULL)
+        XO_RETURN_IF_ERROR(parse_plugins(v, &env->plugin_mask));
+    if ((v = getenv("XO_THREADS")) != NULL) {
+        long n;
+        if (!parse_positive(v, strlen(v), 4096, &n))
+            return xo__error(XO_ERR_INVALID_ARGUMENT,
+                             "xo_context_create: XO_THREADS=\"%s\" is not valid; allowed: a whole number "
+                             "from 1 to 4096",
+                             v);
+        env->threads = (int)n;
+    }
+    if ((v = getenv("XO_CALIBRATE")) != NULL) {
+        int c = 0;
+        XO_RETURN_IF_ERROR(parse_choice("XO_CALIBRATE", v, calibrate_names, "auto, force, off", &c));
+        env->calibrate = (xo__calibrate_mode)c;
+    }
+    if ((v = getenv("XO_FAULTS")) != NULL)
+        XO_RETURN_IF_ERROR(parse_faults(v, env));
+    if ((v = getenv("XO_CACHE_DIR")) != NULL && v[0])
+        snprintf(env->cache_dir, sizeof env->cache_dir, "%s", v);
+    else
+        default_cache_dir(env->cache_dir, sizeof env->cache_dir);
+    v = getenv("XO_DEVICE");
+    snprintf(env->device, sizeof env->device, "%s", v ? v : "auto");
+    env->device_set = v != NULL;
+    return XO_OK;
+}

@@ -1,0 +1,177 @@
+/* crossover: BLAS-style linear algebra and neural-network ops, each run on the
+ * device that is fastest for it (CPU via OpenBLAS, OpenCL, CUDA).
+ *
+ * This header is the whole application interface; see docs/ and README.md. */
+#ifndef CROSSOVER_H
+#define CROSSOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XO_VERSION_MAJOR 0
+#define XO_VERSION_MINOR 1
+#define XO_VERSION_PATCH 0
+#define XO_VERSION_STRING "0.1.0"
+
+/* ---- status and errors ------------------------------------------------- */
+
+/* X-macro: the enum and xo_status_string are generated from one list. */
+#define XO_STATUS_MAP(X)          \
+    X(XO_OK)                      \
+    X(XO_ERR_INVALID_ARGUMENT)    \
+    X(XO_ERR_OUT_OF_MEMORY)       \
+    X(XO_ERR_NO_DEVICE)           \
+    X(XO_ERR_DEVICE)              \
+    X(XO_ERR_UNSUPPORTED)         \
+    X(XO_ERR_IO)
+
+typedef enum xo_status {
+#define XO_STATUS_ENUM_(name) name,
+    XO_STATUS_MAP(XO_STATUS_ENUM_)
+#undef XO_STATUS_ENUM_
+} xo_status;
+
+/* "XO_ERR_INVALID_ARGUMENT" etc.; never NULL ("XO_UNKNOWN_STATUS" for junk). */
+const char *xo_status_string(xo_status s);
+/* Thread-local detail of this thread's last failure, naming the function and the
+ * offending argument or variable; "" if none. Never NULL. */
+const char *xo_last_error(void);
+
+/* ---- context and devices ------------------------------------------------ */
+
+typedef struct xo_context xo_context;
+xo_status xo_context_create(xo_context **out);
+void xo_context_destroy(xo_context *ctx); /* NULL is a no-op; waits for work */
+
+typedef enum xo_device_kind { XO_DEVICE_CPU, XO_DEVICE_GPU, XO_DEVICE_ACCELERATOR } xo_device_kind;
+
+typedef struct xo_device_info {
+    char name[128], vendor[64], driver[64], plugin[16]; /* plugin: "cpu","opencl","cuda" */
+    xo_device_kind kind;
+    int host_unified;           /* shares host memory */
+    int fp64;                   /* runs double precision */
+    double launch_us;           /* fixed cost of one op, dispatch to completion */
+    double transfer_latency_us; /* fixed cost of one host<->device copy */
+    double h2d_gbps, d2h_gbps;  /* host->device, device->host bandwidth */
+    double mem_gbps;            /* device memory bandwidth seen by a streaming op */
+    double peak_gflops;         /* best measured sgemm throughput */
+} xo_device_info;
+
+int xo_device_count(const xo_context *ctx); /* device 0 is always the host CPU */
+xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *out);
+xo_status xo_device_find(const xo_context *ctx, const char *spec, int *out_device);
+xo_status xo_set_device(xo_context *ctx, const char *spec); /* "auto" or a device spec */
+
+/* ---- buffers ------------------------------------------------------------- */
+
+typedef struct xo_buffer xo_buffer;
+xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out); /* zero-filled, bytes > 0 */
+xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes);
+xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes); /* waits */
+size_t xo_buffer_size(const xo_buffer *b);
+void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op */
+
+/* ---- ops ------------------------------------------------------------------ */
+
+typedef enum xo_layout { XO_ROW_MAJOR = 101, XO_COL_MAJOR = 102 } xo_layout;
+typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
+typedef enum xo_unary_op {
+    XO_RELU, XO_TANH, XO_SIGMOID, XO_EXP, XO_NEG, XO_SQUARE,
+    XO_RELU_GRAD, XO_TANH_GRAD, XO_SIGMOID_GRAD
+} xo_unary_op; /* *_GRAD: derivative expressed in the forward output y */
+typedef enum xo_binary_op { XO_ADD, XO_SUB, XO_MUL, XO_DIV, XO_MAX } xo_binary_op;
+typedef enum xo_reduce_op { XO_SUM, XO_MAX_ELEMENT } xo_reduce_op;
+
+xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
+                   size_t m, size_t n, size_t k, float alpha,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *b, size_t b_off, size_t ldb, float beta,
+                   xo_buffer *c, size_t c_off, size_t ldc);
+xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
+                   size_t m, size_t n, size_t k, double alpha,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *b, size_t b_off, size_t ldb, double beta,
+                   xo_buffer *c, size_t c_off, size_t ldc);
+xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                   size_t m, size_t n, float alpha,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *x, size_t x_off, size_t incx, float beta,
+                   xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_dgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                   size_t m, size_t n, double alpha,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *x, size_t x_off, size_t incx, double beta,
+                   xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha,
+                   xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha,
+                   xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_sscal(xo_context *ctx, size_t n, float alpha,
+                   xo_buffer *x, size_t x_off, size_t incx);
+xo_status xo_dscal(xo_context *ctx, size_t n, double alpha,
+                   xo_buffer *x, size_t x_off, size_t incx);
+xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                  xo_buffer *y, size_t y_off, size_t incy,
+                  xo_buffer *out, size_t out_off); /* result stays in a buffer */
+xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                  xo_buffer *y, size_t y_off, size_t incy,
+                  xo_buffer *out, size_t out_off);
+xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *out, size_t out_off);
+xo_status xo_dnrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *out, size_t out_off);
+xo_status xo_sunary(xo_context *ctx, xo_unary_op op, size_t n,
+                    xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off); /* y may be x */
+xo_status xo_dunary(xo_context *ctx, xo_unary_op op, size_t n,
+                    xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off);
+xo_status xo_sbinary(xo_context *ctx, xo_binary_op op, size_t n,
+                     xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
+                     xo_buffer *c, size_t c_off); /* c may be a or b exactly */
+xo_status xo_dbinary(xo_context *ctx, xo_binary_op op, size_t n,
+                     xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
+                     xo_buffer *c, size_t c_off);
+xo_status xo_sbias(xo_context *ctx, size_t rows, size_t cols,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *bias, size_t bias_off); /* row-major: a[i][j] += bias[j] */
+xo_status xo_dbias(xo_context *ctx, size_t rows, size_t cols,
+                   xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *bias, size_t bias_off);
+xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n,
+                     xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
+xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n,
+                     xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
+xo_status xo_finish(xo_context *ctx); /* waits for all queued work */
+
+/* ---- placement ------------------------------------------------------------- */
+
+#define XO_MAX_DEVICES 16
+typedef struct xo_estimate {
+    int eligible; /* the device can run this op */
+    double launch_us, transfer_us, compute_us, total_us;
+} xo_estimate;
+typedef struct xo_decision {
+    char op[32];  /* e.g. "sgemm" */
+    int device;   /* where it ran */
+    int forced;   /* placed by XO_DEVICE / xo_set_device, not by cost */
+    int ndevices;
+    xo_estimate est[XO_MAX_DEVICES];
+} xo_decision;
+xo_status xo_last_decision(const xo_context *ctx, xo_decision *out);
+
+typedef struct xo_stats {
+    uint64_t ops, bytes_in, bytes_out, transfers, fallbacks;
+    double busy_us;
+} xo_stats;
+xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out);
+xo_status xo_stats_reset(xo_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CROSSOVER_H */

@@ -1,0 +1,266 @@
+/* The public ops: each validates every argument, describes itself, and dispatches.
+ * The s and d entry points share one implementation per op, with dtype as data. */
+#include "xo_ops.h"
+
+#define RET(expr) XO_RETURN_IF_ERROR(expr)
+
+static xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
+                      xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
+                      size_t lda, xo_buffer *b, size_t b_off, size_t ldb, double beta, xo_buffer *c, size_t c_off,
+                      size_t ldc)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_GEMM, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_layout(&op, layout));
+    RET(xo__check_trans(&op, "ta", ta));
+    RET(xo__check_trans(&op, "tb", tb));
+    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", layout == XO_ROW_MAJOR ? (an ? "k" : "m") : (an ? "m" : "k"),
+                         a, a_off, layout, an ? m : k, an ? k : m, lda));
+    RET(xo__check_matrix(&op, 1, "b", "b_off", "ldb", layout == XO_ROW_MAJOR ? (bn ? "n" : "k") : (bn ? "k" : "n"),
+                         b, b_off, layout, bn ? k : n, bn ? n : k, ldb));
+    RET(xo__check_matrix(&op, 2, "c", "c_off", "ldc", layout == XO_ROW_MAJOR ? "n" : "m", c, c_off, layout, m, n,
+                         ldc));
+    RET(xo__check_overlap(&op, 2, 0, 0));
+    RET(xo__check_overlap(&op, 2, 1, 0));
+    if (m == 0 || n == 0)
+        return XO_OK;
+    op.desc = (xo_op_desc){.kind = XO_OP_GEMM, .dtype = dt, .layout = layout, .ta = ta, .tb = tb, .m = m, .n = n,
+                           .k = k, .ld = {lda, ldb, ldc}, .alpha = alpha, .beta = beta, .narg = 3,
+                           .arg = {op.desc.arg[0], op.desc.arg[1], op.desc.arg[2]}};
+    op.reads[0] = op.reads[1] = 1;
+    op.reads[2] = beta != 0.0;
+    op.writes[2] = 1;
+    op.cpu_only = k == 0;
+    return xo__dispatch(&op);
+}
+
+static xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m,
+                      size_t n, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *x, size_t x_off,
+                      size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_GEMV, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_layout(&op, layout));
+    RET(xo__check_trans(&op, "ta", ta));
+    int nt = ta == XO_NO_TRANS;
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", layout == XO_ROW_MAJOR ? "n" : "m", a, a_off, layout, m, n,
+                         lda));
+    RET(xo__check_vector(&op, 1, "x", "x_off", "incx", x, x_off, nt ? n : m, incx));
+    RET(xo__check_vector(&op, 2, "y", "y_off", "incy", y, y_off, nt ? m : n, incy));
+    RET(xo__check_overlap(&op, 2, 0, 0));
+    RET(xo__check_overlap(&op, 2, 1, 0));
+    if (m == 0 || n == 0)
+        return XO_OK; /* as in BLAS: y is left untouched when either dimension is 0 */
+    op.desc.layout = layout;
+    op.desc.ta = ta;
+    op.desc.m = m;
+    op.desc.n = n;
+    op.desc.ld[0] = lda;
+    op.desc.inc[0] = incx;
+    op.desc.inc[1] = incy;
+    op.desc.alpha = alpha;
+    op.desc.beta = beta;
+    op.reads[0] = op.reads[1] = 1;
+    op.reads[2] = beta != 0.0;
+    op.writes[2] = 1;
+    return xo__dispatch(&op);
+}
+
+static xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
+                      size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_AXPY, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
+    RET(xo__check_overlap(&op, 1, 0, 0));
+    if (n == 0)
+        return XO_OK;
+    op.desc.n = n;
+    op.desc.inc[0] = incx;
+    op.desc.inc[1] = incy;
+    op.desc.alpha = alpha;
+    op.reads[0] = op.reads[1] = 1;
+    op.writes[1] = 1;
+    return xo__dispatch(&op);
+}
+
+static xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
+                      size_t x_off, size_t incx)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_SCAL, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    if (n == 0)
+        return XO_OK;
+    op.desc.n = n;
+    op.desc.inc[0] = incx;
+    op.desc.alpha = alpha;
+    op.reads[0] = op.writes[0] = 1;
+    return xo__dispatch(&op);
+}
+
+/* dot (two inputs) and nrm2 (one): the result goes to out[out_off]; n = 0 writes 0. */
+static xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind, xo_context *ctx, size_t n, xo_buffer *x,
+                          size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy, xo_buffer *out,
+                          size_t out_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, kind, dt);
+    int o = kind == XO_OP_DOT ? 2 : 1;
+    RET(xo__check_ctx(&op));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    if (kind == XO_OP_DOT)
+        RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
+    RET(xo__check_vector(&op, o, "out", "out_off", NULL, out, out_off, 1, 1));
+    for (int i = 0; i < o; i++)
+        RET(xo__check_overlap(&op, o, i, 0));
+    op.desc.n = n;
+    op.desc.inc[0] = incx;
+    op.desc.inc[1] = kind == XO_OP_DOT ? incy : 1;
+    op.reads[0] = 1;
+    op.reads[1] = kind == XO_OP_DOT;
+    op.writes[o] = 1;
+    op.cpu_only = n == 0;
+    return xo__dispatch(&op);
+}
+
+static xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op uop, size_t n, xo_buffer *x,
+                       size_t x_off, xo_buffer *y, size_t y_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_UNARY, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_enum(&op, "op", (int)uop, XO_RELU, XO_SIGMOID_GRAD));
+    RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
+    RET(xo__check_vector(&op, 1, "y", "y_off", NULL, y, y_off, n, 1));
+    RET(xo__check_overlap(&op, 1, 0, 1));
+    if (n == 0)
+        return XO_OK;
+    op.desc.subop = (int)uop;
+    op.desc.n = n;
+    op.reads[0] = op.writes[1] = 1;
+    return xo__dispatch(&op);
+}
+
+static xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
+                        size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_BINARY, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_enum(&op, "op", (int)bop, XO_ADD, XO_MAX));
+    RET(xo__check_vector(&op, 0, "a", "a_off", NULL, a, a_off, n, 1));
+    RET(xo__check_vector(&op, 1, "b", "b_off", NULL, b, b_off, n, 1));
+    RET(xo__check_vector(&op, 2, "c", "c_off", NULL, c, c_off, n, 1));
+    RET(xo__check_overlap(&op, 2, 0, 1));
+    RET(xo__check_overlap(&op, 2, 1, 1));
+    if (n == 0)
+        return XO_OK;
+    op.desc.subop = (int)bop;
+    op.desc.n = n;
+    op.reads[0] = op.reads[1] = op.writes[2] = 1;
+    return xo__dispatch(&op);
+}
+
+static xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
+                      size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_BIAS, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "cols", a, a_off, XO_ROW_MAJOR, rows, cols, lda));
+    RET(xo__check_vector(&op, 1, "bias", "bias_off", NULL, bv, bias_off, cols, 1));
+    RET(xo__check_overlap(&op, 0, 1, 0));
+    if (rows == 0 || cols == 0)
+        return XO_OK;
+    op.desc.m = rows;
+    op.desc.n = cols;
+    op.desc.ld[0] = lda;
+    op.reads[0] = op.reads[1] = op.writes[0] = 1;
+    return xo__dispatch(&op);
+}
+
+static xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, xo_reduce_op rop, size_t n, xo_buffer *x,
+                        size_t x_off, xo_buffer *out, size_t out_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_REDUCE, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_enum(&op, "op", (int)rop, XO_SUM, XO_MAX_ELEMENT));
+    RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
+    RET(xo__check_vector(&op, 1, "out", "out_off", NULL, out, out_off, 1, 1));
+    RET(xo__check_overlap(&op, 1, 0, 0));
+    if (n == 0 && rop == XO_MAX_ELEMENT)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: n = 0: XO_MAX_ELEMENT of no elements is undefined", fn);
+    op.desc.subop = (int)rop;
+    op.desc.n = n;
+    op.reads[0] = op.writes[1] = 1;
+    op.cpu_only = n == 0;
+    return xo__dispatch(&op);
+}
+
+/* ---- the public entry points ------------------------------------------------------ */
+
+#define XO_DEFINE_OPS(P, T, DT)                                                                                    \
+    xo_status xo_##P##gemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,         \
+                           size_t n, size_t k, T alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b,       \
+                           size_t b_off, size_t ldb, T beta, xo_buffer *c, size_t c_off, size_t ldc)               \
+    {                                                                                                              \
+        return gemm("xo_" #P "gemm", DT, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, \
+                    c, c_off, ldc);                                                                                \
+    }                                                                                                              \
+    xo_status xo_##P##gemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, T alpha,       \
+                           xo_buffer *a, size_t a_off, size_t lda, xo_buffer *x, size_t x_off, size_t incx, T beta, \
+                           xo_buffer *y, size_t y_off, size_t incy)                                                \
+    {                                                                                                              \
+        return gemv("xo_" #P "gemv", DT, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y,     \
+                    y_off, incy);                                                                                  \
+    }                                                                                                              \
+    xo_status xo_##P##axpy(xo_context *ctx, size_t n, T alpha, xo_buffer *x, size_t x_off, size_t incx,           \
+                           xo_buffer *y, size_t y_off, size_t incy)                                                \
+    {                                                                                                              \
+        return axpy("xo_" #P "axpy", DT, ctx, n, alpha, x, x_off, incx, y, y_off, incy);                           \
+    }                                                                                                              \
+    xo_status xo_##P##scal(xo_context *ctx, size_t n, T alpha, xo_buffer *x, size_t x_off, size_t incx)           \
+    {                                                                                                              \
+        return scal("xo_" #P "scal", DT, ctx, n, alpha, x, x_off, incx);                                           \
+    }                                                                                                              \
+    xo_status xo_##P##dot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,       \
+                          size_t y_off, size_t incy, xo_buffer *out, size_t out_off)                               \
+    {                                                                                                              \
+        return dot_nrm2("xo_" #P "dot", DT, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);      \
+    }                                                                                                              \
+    xo_status xo_##P##nrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,    \
+                           size_t out_off)                                                                         \
+    {                                                                                                              \
+        return dot_nrm2("xo_" #P "nrm2", DT, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);        \
+    }                                                                                                              \
+    xo_status xo_##P##unary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,  \
+                            size_t y_off)                                                                          \
+    {                                                                                                              \
+        return unary("xo_" #P "unary", DT, ctx, op, n, x, x_off, y, y_off);                                        \
+    }                                                                                                              \
+    xo_status xo_##P##binary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off,              \
+                             xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)                               \
+    {                                                                                                              \
+        return binary("xo_" #P "binary", DT, ctx, op, n, a, a_off, b, b_off, c, c_off);                            \
+    }                                                                                                              \
+    xo_status xo_##P##bias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,     \
+                           xo_buffer *bias_, size_t bias_off)                                                      \
+    {                                                                                                              \
+        return bias("xo_" #P "bias", DT, ctx, rows, cols, a, a_off, lda, bias_, bias_off);                         \
+    }                                                                                                              \
+    xo_status xo_##P##reduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off,              \
+                             xo_buffer *out, size_t out_off)                                                       \
+    {                                                                                                              \
+        return reduce("xo_" #P "reduce", DT, ctx, op, n, x, x_off, out, out_off);                                  \
+    }
+
+XO_DEFINE_OPS(s, float, XO_F32)
+XO_DEFINE_OPS(d, double, XO_F64)

@@ -1,0 +1,27 @@
+/* Environment parsing and device specs (env.c, spec.c). */
+#ifndef XO_ENV_H
+#define XO_ENV_H
+#include "xo_internal.h"
+
+typedef struct xo__env {
+    unsigned plugin_mask; /* bit i: xo__plugin_names[i] allowed */
+    int log_level;
+    int threads;
+    xo__calibrate_mode calibrate;
+    int nfaults;
+    xo__fault faults[XO_MAX_FAULTS];
+    char cache_dir[1024];
+    char device[256];
+    int device_set;
+} xo__env;
+
+extern const char *const xo__plugin_names[]; /* cpu, opencl, cuda, NULL */
+/* Index of the word equal (case-insensitively) to [s, s+len), or -1. */
+int xo__word_index(const char *const *words, const char *s, size_t len);
+/* Read and validate every XO_* variable; the failure names the variable. */
+xo_status xo__env_read(xo__env *env);
+/* Resolve a device spec; `fn` names the caller in messages. "auto" gives -1 when
+ * allow_auto, else XO_ERR_INVALID_ARGUMENT. `what` names the argument ("spec", "XO_DEVICE"). */
+xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *what, const char *spec,
+                           int allow_auto, int *out_dev);
+#endif

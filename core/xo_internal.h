@@ -1,0 +1,203 @@
+/* Internal interfaces of the crossover core. Not installed. Internal names: xo__. */
+#ifndef XO_INTERNAL_H
+#define XO_INTERNAL_H
+
+#include <crossover.h>
+#include <crossover/plugin.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+
+/* ---- status, errors, logging (status.c) ----------------------------------- */
+
+/* Set this thread's xo_last_error detail and return `s`. */
+xo_status xo__error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xo__clear_error(void);
+#define XO_RETURN_IF_ERROR(expr)              \
+    do {                                      \
+        xo_status xo__st_ = (expr);           \
+        if (xo__st_ != XO_OK) return xo__st_; \
+    } while (0)
+
+extern _Atomic int xo__log_level; /* xo_log_level, set from XO_LOG */
+void xo__log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double xo__now_us(void); /* monotonic clock */
+
+/* ---- device profiles (profile.c) --------------------------------------------- */
+
+/* gemm throughput curve: square sizes 16, 32, ..., 2048 (16 << i). */
+#define XO_CURVE_POINTS 8
+#define XO_CURVE_MIN_N 16
+
+typedef struct xo__profile {
+    xo_device_info info;                        /* identity + the contract's figures */
+    double gemm_gflops[2][XO_CURVE_POINTS];     /* [dtype][i]: GFLOP/s at n = 16 << i */
+    double stream_gbps[2];                      /* [dtype] elementwise-kernel bandwidth */
+    double op_launch_us[XO_OP_KIND_COUNT];      /* per-kind launch floor; 0 = info.launch_us */
+    char library_version[32];                   /* XO_VERSION_STRING when written */
+} xo__profile;
+
+/* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
+void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out);
+/* Read / write one profile file in the contract's format. Read fails (XO_ERR_IO) on a
+ * missing, damaged, truncated file; the caller checks staleness against the device. */
+xo_status xo__profile_read(const char *path, xo__profile *out);
+xo_status xo__profile_write(const char *path, const xo__profile *p);
+/* Profile file name for a device: "<plugin>-<sanitised name>-<hash>.profile" where the
+ * hash covers plugin, name, driver and the library version. */
+void xo__profile_filename(const xo_device_info *info, char *out, size_t cap);
+/* 1 if `p` was written for this device (plugin, name, driver) by this library version. */
+int xo__profile_matches(const xo__profile *p, const xo_device_info *info);
+
+/* ---- the cost model (model.c): pure functions -------------------------------- */
+
+#define XO_MAX_OPERANDS 3
+typedef struct xo__op_cost {
+    xo_op_kind kind;
+    xo_dtype dtype;
+    double flops;        /* arithmetic of the op */
+    double bytes;        /* bytes the op streams through device memory */
+    double size;         /* characteristic size: cbrt(m*n*k) for gemm, elements otherwise */
+    int noperands;       /* distinct buffers the op needs current on the device */
+    struct {
+        double bytes;    /* bytes moved if this buffer is not current there (whole buffer) */
+        uint32_t valid;  /* bit d: the buffer is current on device d (bit 0: host) */
+    } operand[XO_MAX_OPERANDS];
+} xo__op_cost;
+
+/* Fill kind, dtype, flops, bytes and size of an op (no operands). Dims as in
+ * xo_op_desc: gemm m n k; gemv m n; bias m = rows, n = cols; vector ops n. */
+void xo__op_cost_init(xo__op_cost *c, xo_op_kind kind, xo_dtype dtype, size_t m, size_t n, size_t k);
+
+/* Predict launch + transfer + compute of `op` on device `dev`, given every device's
+ * profile (transfers from a device other than the host go through the host).
+ * `correction` multiplies compute_us (1.0 = none). Sets eligible = 1. */
+void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_cost *op,
+                  double correction, xo_estimate *out);
+/* Compute-only time (us) of `op` on a device with profile `p` (roofline). */
+double xo__compute_us(const xo__profile *p, const xo__op_cost *op);
+/* Cost of moving `bytes` host->device / device->host on `p`. */
+double xo__h2d_us(const xo__profile *p, double bytes);
+double xo__d2h_us(const xo__profile *p, double bytes);
+/* gemm GFLOP/s at characteristic size n, interpolated on the curve (log-log). */
+double xo__gemm_gflops(const xo__profile *p, xo_dtype dtype, double n);
+
+/* ---- online correction (correct.c): a bounded table of robust ratios ----------- */
+
+typedef struct xo__correction xo__correction;
+xo_status xo__correction_create(int ndev, xo__correction **out);
+void xo__correction_destroy(xo__correction *c);
+/* Size class of an op (log2 bucket of its work). */
+int xo__size_class(const xo__op_cost *op);
+/* Factor that multiplies predicted compute for (dev, kind, dtype, class); 1.0 when
+ * nothing is known. Thread-safe. */
+double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
+/* Record one measurement: predicted compute_us vs measured us. Thread-safe. */
+void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls,
+                           double predicted_us, double measured_us);
+void xo__correction_reset(xo__correction *c);
+
+/* ---- context, devices, buffers (context.c, buffer.c) --------------------------- */
+
+typedef struct xo__stats_atomic {
+    _Atomic uint64_t ops, bytes_in, bytes_out, transfers, fallbacks, busy_ns;
+} xo__stats_atomic;
+
+typedef struct xo__device {
+    const xo_plugin *plugin;
+    void *pstate;        /* the plugin's state */
+    int pdev;            /* index among that plugin's devices */
+    xo_device_info info; /* identity from the plugin + figures from the profile */
+    xo__profile profile;
+    xo__stats_atomic stats;
+    _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
+    _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
+} xo__device;
+
+typedef struct xo__fault {
+    char plugin[16];
+    char site[16];
+    long nth;            /* 0: every call ('*') */
+    _Atomic long count;
+} xo__fault;
+
+#define XO_MAX_PLUGINS 8
+#define XO_MAX_FAULTS 16
+
+typedef enum xo__calibrate_mode { XO_CALIBRATE_AUTO, XO_CALIBRATE_FORCE, XO_CALIBRATE_OFF } xo__calibrate_mode;
+
+struct xo_context {
+    uint64_t id; /* unique per process, keys thread-local decisions */
+    int ndev;
+    xo__device dev[XO_MAX_DEVICES];
+    int nplugins;
+    struct {
+        const xo_plugin *plugin;
+        void *state;
+        xo_plugin_host host;
+    } plugins[XO_MAX_PLUGINS];
+    _Atomic int forced; /* device index, or -1 for auto */
+    int threads;
+    xo__calibrate_mode calibrate;
+    char cache_dir[1024];
+    int nfaults;
+    xo__fault faults[XO_MAX_FAULTS];
+    xo__correction *correction;
+    struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
+    _Atomic uint64_t next_token;
+};
+
+struct xo_buffer {
+    xo_context *ctx;
+    size_t bytes;
+    void *host;                           /* 64-byte aligned host copy */
+    uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
+    xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies */
+};
+
+/* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
+int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
+
+/* Make `b` current on device `dev` (moving it only if stale there; counted in stats).
+ * For dev 0 this brings the host copy current. */
+xo_status xo__buffer_make_current(xo_buffer *b, int dev);
+/* Give `b` an allocation on `dev` without moving data (for outputs the op overwrites). */
+xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
+/* After a write on `dev`: that copy is the only current one. */
+void xo__buffer_mark_written(xo_buffer *b, int dev);
+
+/* Run one described op on device `dev` (operands given as buffers + element offsets),
+ * bypassing placement: used by calibration. Residency is handled as for any op. */
+xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_OPERANDS]);
+
+xo_status xo__dispatch_init(xo_context *ctx);
+void xo__dispatch_free(xo_context *ctx);
+
+/* Force placement to `dev` (-1: auto) without parsing a spec. */
+void xo__force_device(xo_context *ctx, int dev);
+
+/* ---- calibration (calibrate.c) ------------------------------------------------- */
+
+typedef void (*xo__progress_fn)(void *user, int dev, const char *step, double fraction);
+/* Measure device `dev`'s profile into `out` (its identity copied from ctx->dev[dev].info). */
+xo_status xo__calibrate_device(xo_context *ctx, int dev, xo__profile *out,
+                               xo__progress_fn progress, void *user);
+/* At context creation: for each device load the cached profile, or measure and
+ * write it (XO_CALIBRATE), or use defaults; fills ctx->dev[d].profile and the figures
+ * of ctx->dev[d].info. `force` re-measures everything (xo calibrate --force). */
+xo_status xo__profiles_init(xo_context *ctx, int force, xo__progress_fn progress, void *user);
+/* Explicitly re-calibrate (for `xo calibrate`): like profiles_init with progress. */
+xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user);
+
+/* ---- for the xo tool ----------------------------------------------------------- */
+
+/* Describe an op by name and dims as `xo explain` takes them ("sgemm 256 256 256",
+ * "sgemv 100 3", "saxpy 1000000", "sunary 4096", ...), residency: all operands current
+ * on `resident` (0 = host). Returns XO_ERR_INVALID_ARGUMENT on an unknown op or bad dims. */
+xo_status xo__describe_op(const char *op, int ndims, const size_t *dims, int resident,
+                          xo__op_cost *out);
+/* Profile of device `dev` of `ctx`. */
+const xo__profile *xo__device_profile(const xo_context *ctx, int dev);
+
+#endif /* XO_INTERNAL_H */

@@ -1,0 +1,236 @@
+/* CPU ops: OpenBLAS for the BLAS ones, plain loops (vectorised by the compiler, split
+ * over the pool when large) for unary, binary, bias and reduce. */
+#include "cpu_internal.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* Elements per chunk below which threading does not pay for its wake-up. */
+#define XO_CPU_GRAIN ((size_t)1 << 16)
+
+/* The elementwise kernels exist in float and double; one template, two expansions. */
+#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                              \
+    static void unary_##SUF(int op, const T *restrict x, T *y, size_t n)                                      \
+    {                                                                                                         \
+        switch (op) {                                                                                         \
+        case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                   \
+        case XO_TANH: for (size_t i = 0; i < n; i++) y[i] = TANH(x[i]); break;                               \
+        case XO_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = (T)1 / ((T)1 + EXP(-x[i])); break;            \
+        case XO_EXP: for (size_t i = 0; i < n; i++) y[i] = EXP(x[i]); break;                                 \
+        case XO_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;                                     \
+        case XO_SQUARE: for (size_t i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                            \
+        case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;              \
+        case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;                  \
+        case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;             \
+        }                                                                                                     \
+    }                                                                                                         \
+    static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                                  \
+    {                                                                                                         \
+        switch (op) {                                                                                         \
+        case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                               \
+        case XO_SUB: for (size_t i = 0; i < n; i++) c[i] = a[i] - b[i]; break;                               \
+        case XO_MUL: for (size_t i = 0; i < n; i++) c[i] = a[i] * b[i]; break;                               \
+        case XO_DIV: for (size_t i = 0; i < n; i++) c[i] = a[i] / b[i]; break;                               \
+        case XO_MAX: for (size_t i = 0; i < n; i++) c[i] = a[i] > b[i] ? a[i] : b[i]; break;                 \
+        }                                                                                                     \
+    }                                                                                                         \
+    static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, size_t cols)  \
+    {                                                                                                         \
+        for (size_t r = r0; r < r1; r++) {                                                                    \
+            T *row = a + r * lda;                                                                             \
+            for (size_t j = 0; j < cols; j++) row[j] += bias[j];                                              \
+        }                                                                                                     \
+    }                                                                                                         \
+    static double sum_##SUF(const T *x, size_t n)                                                             \
+    {                                                                                                         \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                                \
+        size_t i = 0;                                                                                         \
+        for (; i + 4 <= n; i += 4) {                                                                          \
+            s0 += x[i];                                                                                       \
+            s1 += x[i + 1];                                                                                   \
+            s2 += x[i + 2];                                                                                   \
+            s3 += x[i + 3];                                                                                   \
+        }                                                                                                     \
+        for (; i < n; i++) s0 += x[i];                                                                        \
+        return (s0 + s1) + (s2 + s3);                                                                         \
+    }                                                                                                         \
+    static T max_##SUF(const T *x, size_t n)                                                                  \
+    {                                                                                                         \
+        T m = x[0];                                                                                           \
+        for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                               \
+        return m;                                                                                             \
+    }
+
+XO_CPU_ELEMENTWISE(float, f, tanhf, expf)
+XO_CPU_ELEMENTWISE(double, d, tanh, exp)
+
+#define XO_CPU_MAX_CHUNKS 64
+typedef struct range_job {
+    const xo_op_desc *op;
+    void *p[3];
+    double partial[XO_CPU_MAX_CHUNKS];
+} range_job;
+
+static void unary_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    range_job *j = arg;
+    if (j->op->dtype == XO_F32)
+        unary_f(j->op->subop, (const float *)j->p[0] + b, (float *)j->p[1] + b, e - b);
+    else
+        unary_d(j->op->subop, (const double *)j->p[0] + b, (double *)j->p[1] + b, e - b);
+}
+
+static void binary_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    range_job *j = arg;
+    if (j->op->dtype == XO_F32)
+        binary_f(j->op->subop, (const float *)j->p[0] + b, (const float *)j->p[1] + b, (float *)j->p[2] + b, e - b);
+    else
+        binary_d(j->op->subop, (const double *)j->p[0] + b, (const double *)j->p[1] + b, (double *)j->p[2] + b,
+                 e - b);
+}
+
+static void bias_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    range_job *j = arg;
+    if (j->op->dtype == XO_F32)
+        bias_rows_f(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
+    else
+        bias_rows_d(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
+}
+
+static void reduce_range(void *arg, size_t b, size_t e, int c)
+{
+    range_job *j = arg;
+    int sum = j->op->subop == XO_SUM;
+    if (j->op->dtype == XO_F32)
+        j->partial[c] = sum ? sum_f((const float *)j->p[0] + b, e - b) : max_f((const float *)j->p[0] + b, e - b);
+    else
+        j->partial[c] = sum ? sum_d((const double *)j->p[0] + b, e - b) : max_d((const double *)j->p[0] + b, e - b);
+}
+
+static void *ptr(const xo_op_desc *op, int i)
+{
+    size_t es = op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
+    return (char *)op->arg[i].host + op->arg[i].off * es;
+}
+
+static void store(const xo_op_desc *op, int i, double v)
+{
+    if (op->dtype == XO_F32)
+        *(float *)ptr(op, i) = (float)v;
+    else
+        *(double *)ptr(op, i) = v;
+}
+
+/* C = beta*C for gemm with k = 0 (BLAS semantics; beta = 0 writes zeros). */
+static void scale_matrix(const xo_op_desc *op)
+{
+    size_t outer = op->layout == XO_ROW_MAJOR ? op->m : op->n;
+    size_t inner = op->layout == XO_ROW_MAJOR ? op->n : op->m;
+    for (size_t r = 0; r < outer; r++) {
+        if (op->dtype == XO_F32) {
+            float *c = (float *)ptr(op, 2) + r * op->ld[2];
+            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0f : (float)op->beta * c[j];
+        } else {
+            double *c = (double *)ptr(op, 2) + r * op->ld[2];
+            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0 : op->beta * c[j];
+        }
+    }
+}
+
+static int fits_int(const xo_op_desc *op)
+{
+    const size_t v[] = {op->m, op->n, op->k, op->ld[0], op->ld[1], op->ld[2], op->inc[0], op->inc[1]};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (v[i] > (size_t)INT_MAX)
+            return 0;
+    return 1;
+}
+
+static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
+{
+    if (!fits_int(op))
+        return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
+    const int s = op->dtype == XO_F32;
+    const int m = (int)op->m, n = (int)op->n, k = (int)op->k;
+    const int ix = (int)op->inc[0], iy = (int)op->inc[1];
+    const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
+    const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
+    switch (op->kind) {
+    case XO_OP_GEMM:
+        if (k == 0)
+            scale_matrix(op);
+        else if (s)
+            cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
+                        (int)op->ld[1], (float)op->beta, ptr(op, 2), (int)op->ld[2]);
+        else
+            cblas_dgemm(lay, ta, tb, m, n, k, op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1), (int)op->ld[1],
+                        op->beta, ptr(op, 2), (int)op->ld[2]);
+        break;
+    case XO_OP_GEMV:
+        if (s)
+            cblas_sgemv(lay, ta, m, n, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1), ix, (float)op->beta,
+                        ptr(op, 2), iy);
+        else
+            cblas_dgemv(lay, ta, m, n, op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1), ix, op->beta, ptr(op, 2),
+                        iy);
+        break;
+    case XO_OP_AXPY:
+        if (s)
+            cblas_saxpy(n, (float)op->alpha, ptr(op, 0), ix, ptr(op, 1), iy);
+        else
+            cblas_daxpy(n, op->alpha, ptr(op, 0), ix, ptr(op, 1), iy);
+        break;
+    case XO_OP_SCAL:
+        if (s)
+            cblas_sscal(n, (float)op->alpha, ptr(op, 0), ix);
+        else
+            cblas_dscal(n, op->alpha, ptr(op, 0), ix);
+        break;
+    case XO_OP_DOT:
+        store(op, 2, n == 0 ? 0.0 : s ? (double)cblas_sdot(n, ptr(op, 0), ix, ptr(op, 1), iy)
+                                      : cblas_ddot(n, ptr(op, 0), ix, ptr(op, 1), iy));
+        break;
+    case XO_OP_NRM2:
+        store(op, 1, n == 0 ? 0.0 : s ? (double)cblas_snrm2(n, ptr(op, 0), ix) : cblas_dnrm2(n, ptr(op, 0), ix));
+        break;
+    default:
+        return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: op kind %d is not a BLAS op", (int)op->kind);
+    }
+    return XO_OK;
+}
+
+xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    range_job j = {.op = op};
+    for (int i = 0; i < op->narg; i++)
+        j.p[i] = ptr(op, i);
+    switch (op->kind) {
+    case XO_OP_UNARY: xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j); return XO_OK;
+    case XO_OP_BINARY: xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j); return XO_OK;
+    case XO_OP_BIAS: {
+        size_t rows_grain = XO_CPU_GRAIN / (op->n ? op->n : 1);
+        xo_cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
+        return XO_OK;
+    }
+    case XO_OP_REDUCE: {
+        if (op->n == 0) {
+            store(op, 1, 0.0);
+            return XO_OK;
+        }
+        int chunks = xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
+        double r = j.partial[0];
+        for (int c = 1; c < chunks; c++)
+            r = op->subop == XO_SUM ? r + j.partial[c] : (j.partial[c] > r ? j.partial[c] : r);
+        store(op, 1, r);
+        return XO_OK;
+    }
+    default: return run_blas(host, op);
+    }
+}

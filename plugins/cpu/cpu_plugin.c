@@ -1,0 +1,123 @@
+/* The CPU plugin: device 0, the host. Operands are host memory; ops run on the
+ * calling thread (OpenBLAS, or our loops on a small pool). */
+#include "cpu_internal.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XO_CPU_MAX_THREADS 64
+
+typedef struct cpu_state {
+    const xo_plugin_host *host;
+    xo_cpu_pool *pool;
+    xo_device_info info;
+} cpu_state;
+
+/* "model name : Intel(R) Xeon(R) ..." from /proc/cpuinfo, where there is one. */
+static void cpuinfo_field(const char *key, char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key)) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(out, cap, "%s", v);
+        out[strcspn(out, "\n")] = '\0';
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+static xo_status cpu_init(const xo_plugin_host *host, void **out_state, int *out_ndevices)
+{
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return host->set_error(XO_ERR_OUT_OF_MEMORY, "cpu plugin: out of host memory");
+    s->host = host;
+    int threads = host->threads < 1 ? 1 : host->threads > XO_CPU_MAX_THREADS ? XO_CPU_MAX_THREADS : host->threads;
+    /* OpenBLAS and our pool never run at once within one op, and both stay within XO_THREADS. */
+    openblas_set_num_threads(threads);
+    if (xo_cpu_pool_create(threads, &s->pool) != XO_OK) {
+        free(s);
+        return host->set_error(XO_ERR_OUT_OF_MEMORY, "cpu plugin: cannot create its thread pool");
+    }
+    snprintf(s->info.name, sizeof s->info.name, "host CPU");
+    cpuinfo_field("model name", s->info.name, sizeof s->info.name);
+    snprintf(s->info.vendor, sizeof s->info.vendor, "unknown");
+    cpuinfo_field("vendor_id", s->info.vendor, sizeof s->info.vendor);
+    /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "OpenBLAS 0.3.21" */
+    const char *cfg = openblas_get_config();
+    size_t words = 0, len = 0;
+    for (; cfg && cfg[len] && len < sizeof s->info.driver - 1; len++)
+        if (cfg[len] == ' ' && ++words == 2)
+            break;
+    snprintf(s->info.driver, sizeof s->info.driver, "%.*s", (int)len, cfg ? cfg : "OpenBLAS");
+    snprintf(s->info.plugin, sizeof s->info.plugin, "cpu");
+    s->info.kind = XO_DEVICE_CPU;
+    s->info.host_unified = 1;
+    s->info.fp64 = 1;
+    *out_state = s;
+    *out_ndevices = 1;
+    return XO_OK;
+}
+
+static void cpu_shutdown(void *state)
+{
+    cpu_state *s = state;
+    if (!s)
+        return;
+    xo_cpu_pool_destroy(s->pool);
+    free(s);
+}
+
+static xo_status cpu_device_info(void *state, int dev, xo_device_info *out)
+{
+    cpu_state *s = state;
+    if (dev != 0)
+        return s->host->set_error(XO_ERR_INVALID_ARGUMENT, "cpu plugin: no device %d", dev);
+    *out = s->info;
+    return XO_OK;
+}
+
+static xo_status cpu_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
+{
+    (void)dev;
+    (void)token;
+    cpu_state *s = state;
+    return xo_cpu_run(s->host, s->pool, op);
+}
+
+static xo_status cpu_finish(void *state, int dev)
+{
+    (void)state;
+    (void)dev;
+    return XO_OK; /* ops complete before run() returns */
+}
+
+static const xo_plugin cpu_plugin = {
+    .api_version = XO_PLUGIN_API_VERSION,
+    .name = "cpu",
+    .init = cpu_init,
+    .shutdown = cpu_shutdown,
+    .device_info = cpu_device_info,
+    .supports = NULL,
+    .mem_alloc = NULL,
+    .mem_free = NULL,
+    .upload = NULL,
+    .download = NULL,
+    .run = cpu_run,
+    .finish = cpu_finish,
+    .drain_timings = NULL,
+};
+
+const xo_plugin *xo_plugin_cpu(void);
+const xo_plugin *xo_plugin_cpu(void) { return &cpu_plugin; }
