@@ -110,6 +110,7 @@ static void context_free(xo_context *ctx)
             ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
     xo__correction_destroy(ctx->correction);
     xo__dispatch_free(ctx);
+    free(ctx->stat_slots);
     free(ctx);
 }
 
@@ -132,6 +133,8 @@ xo_status xo_context_create(xo_context **out)
     memcpy(ctx->faults, env.faults, sizeof env.faults);
     snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env.cache_dir);
     atomic_init(&ctx->forced, -1);
+    ctx->tick0 = xo__ticks();
+    ctx->us0 = xo__now_us();
 
     load_plugins(ctx, env.plugin_mask);
     xo_status st = XO_OK;
@@ -144,6 +147,8 @@ xo_status xo_context_create(xo_context **out)
         st = xo__correction_create(ctx->ndev, &ctx->correction);
     if (st == XO_OK)
         st = xo__dispatch_init(ctx);
+    if (st == XO_OK && !(ctx->stat_slots = calloc(XO_STAT_SLOTS, sizeof *ctx->stat_slots)))
+        st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
     if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
     if (st != XO_OK) {
@@ -281,6 +286,13 @@ xo_status xo_set_device(xo_context *ctx, const char *spec)
     return XO_OK;
 }
 
+double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks)
+{
+    double us = xo__now_us() - ctx->us0;
+    uint64_t t = xo__ticks() - ctx->tick0;
+    return (us > 0 && t > 0) ? (double)ticks * us / (double)t : 0.0;
+}
+
 void xo__force_device(xo_context *ctx, int dev) { atomic_store(&ctx->forced, dev); }
 
 /* ---- stats ------------------------------------------------------------------- */
@@ -294,12 +306,17 @@ xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out)
     if (device < 0 || device >= ctx->ndev)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: device = %d is not in [0, %d)", device, ctx->ndev);
     xo__stats_atomic *s = (xo__stats_atomic *)&ctx->dev[device].stats;
-    out->ops = atomic_load(&s->ops);
+    uint64_t ops = atomic_load(&s->ops), busy_ns = atomic_load(&s->busy_ns);
+    for (int i = 0; i < XO_STAT_SLOTS; i++) {
+        ops += atomic_load_explicit(&ctx->stat_slots[i].ops[device], memory_order_relaxed);
+        busy_ns += atomic_load_explicit(&ctx->stat_slots[i].busy_ns[device], memory_order_relaxed);
+    }
+    out->ops = ops;
     out->bytes_in = atomic_load(&s->bytes_in);
     out->bytes_out = atomic_load(&s->bytes_out);
     out->transfers = atomic_load(&s->transfers);
     out->fallbacks = atomic_load(&s->fallbacks);
-    out->busy_us = (double)atomic_load(&s->busy_ns) * 1e-3;
+    out->busy_us = (double)busy_ns * 1e-3 + xo__ticks_to_us(ctx, atomic_load(&s->busy_ticks));
     return XO_OK;
 }
 
@@ -315,6 +332,12 @@ xo_status xo_stats_reset(xo_context *ctx)
         atomic_store(&s->transfers, 0);
         atomic_store(&s->fallbacks, 0);
         atomic_store(&s->busy_ns, 0);
+        atomic_store(&s->busy_ticks, 0);
     }
+    for (int i = 0; i < XO_STAT_SLOTS; i++)
+        for (int d = 0; d < XO_MAX_DEVICES; d++) {
+            atomic_store_explicit(&ctx->stat_slots[i].ops[d], 0, memory_order_relaxed);
+            atomic_store_explicit(&ctx->stat_slots[i].busy_ns[d], 0, memory_order_relaxed);
+        }
     return XO_OK;
 }

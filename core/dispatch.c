@@ -76,21 +76,51 @@ static void drain_timings(xo_context *ctx, int d)
 #define XO_DECISION_SLOTS 4
 typedef struct decision_slot {
     uint64_t ctx_id;
+    int stat_slot;
     xo_decision d;
 } decision_slot;
 static _Thread_local decision_slot tl_decisions[XO_DECISION_SLOTS];
 static _Thread_local unsigned tl_next_slot;
 
-static xo_decision *decision_for(const xo_context *ctx, int create)
+static decision_slot *slot_for(const xo_context *ctx, int create)
 {
     for (int i = 0; i < XO_DECISION_SLOTS; i++)
         if (tl_decisions[i].ctx_id == ctx->id)
-            return &tl_decisions[i].d;
+            return &tl_decisions[i];
     if (!create)
         return NULL;
     decision_slot *s = &tl_decisions[tl_next_slot++ % XO_DECISION_SLOTS];
     s->ctx_id = ctx->id;
-    return &s->d;
+    s->d.device = -1;
+    s->d.ndevices = 0;
+    s->d.op[0] = '\0';
+    int slot = atomic_fetch_add(&((xo_context *)ctx)->next_stat_slot, 1);
+    s->stat_slot = slot < XO_STAT_SLOTS ? slot : -1;
+    return s;
+}
+
+static xo_decision *decision_for(const xo_context *ctx, int create)
+{
+    decision_slot *s = slot_for(ctx, create);
+    return s ? &s->d : NULL;
+}
+
+/* Count one completed op and its busy time: on this thread's own slot when it has one. */
+static void count_op(xo_context *ctx, int stat_slot, int d, uint64_t busy_ns)
+{
+    if (stat_slot >= 0) {
+        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
+        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&s->busy_ns[d],
+                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
 }
 
 xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
@@ -215,8 +245,12 @@ static xo_status prepare(xo__op *op, int d)
     return XO_OK;
 }
 
-/* Run on device d. raw_compute_us > 0 feeds the online correction. */
-static xo_status run_on(xo__op *op, int d, double raw_compute_us, int cls)
+/* Ops predicted under this many microseconds are not timed one by one (see run_on). */
+#define XO_UNTIMED_US 2.0
+
+/* Run on device d. raw_compute_us > 0 feeds the online correction; known_us >= 0 is the
+ * corrected predicted run time, used for busy time of untimed tiny ops. */
+static xo_status run_on(xo__op *op, int d, double raw_compute_us, int cls, double known_us)
 {
     xo_context *ctx = op->ctx;
     xo__device *dev = &ctx->dev[d];
@@ -224,25 +258,37 @@ static xo_status run_on(xo__op *op, int d, double raw_compute_us, int cls)
     if (xo__fault_hit(ctx, dev->info.plugin, "launch"))
         return xo__error(XO_ERR_DEVICE, "%s: launch on device %d (%s) failed (XO_FAULTS)", op->fn, d,
                          dev->info.plugin);
-    uint64_t token = atomic_fetch_add_explicit(&ctx->next_token, 1, memory_order_relaxed);
     int async = dev->plugin->drain_timings != NULL;
-    if (async && raw_compute_us > 0)
-        remember_pending(ctx, &(pending_op){.token = token, .dev = d, .cls = cls, .kind = op->desc.kind,
-                                            .dtype = op->desc.dtype, .raw_compute_us = raw_compute_us});
-    double t0 = async ? 0 : xo__now_us();
-    XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, token));
+    uint64_t busy_ns = 0;
     if (async) {
-        drain_timings(ctx, d);
-    } else {
-        double us = xo__now_us() - t0;
-        atomic_fetch_add_explicit(&dev->stats.busy_ns, (uint64_t)(us * 1e3), memory_order_relaxed);
+        uint64_t token = atomic_fetch_add_explicit(&ctx->next_token, 1, memory_order_relaxed);
         if (raw_compute_us > 0)
-            xo__correction_record(ctx->correction, d, op->desc.kind, op->desc.dtype, cls, raw_compute_us, us);
+            remember_pending(ctx, &(pending_op){.token = token, .dev = d, .cls = cls, .kind = op->desc.kind,
+                                                .dtype = op->desc.dtype, .raw_compute_us = raw_compute_us});
+        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, token));
+        drain_timings(ctx, d);
+    } else if (raw_compute_us > 0) {
+        /* A learning call: time it with the clock and feed the correction. */
+        double t0 = xo__now_us();
+        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
+        double us = xo__now_us() - t0;
+        busy_ns = (uint64_t)(us * 1e3);
+        xo__correction_record(ctx->correction, d, op->desc.kind, op->desc.dtype, cls, raw_compute_us, us);
+    } else if (known_us >= 0 && known_us < XO_UNTIMED_US) {
+        /* A tiny op on a decision-cache hit: timing it would cost more than a good
+         * share of the op, so its busy time is the corrected prediction (which the
+         * learning calls keep matched to measurements). */
+        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
+        busy_ns = (uint64_t)(known_us * 1e3);
+    } else {
+        uint64_t t0 = xo__ticks();
+        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
+        atomic_fetch_add_explicit(&dev->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
     }
     for (int i = 0; i < op->desc.narg; i++)
         if (op->writes[i])
             xo__buffer_mark_written(op->buf[i], d);
-    atomic_fetch_add_explicit(&dev->stats.ops, 1, memory_order_relaxed);
+    count_op(ctx, op->stat_slot, d, busy_ns);
     return XO_OK;
 }
 
@@ -265,7 +311,7 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
     }
     xo__log(XO_LOG_WARN, "%s failed on device %d (%s): %s; completing it on device %d", op->fn, failed,
             ctx->dev[failed].info.plugin, why, alt);
-    xo_status st = run_on(op, alt, 0, 0);
+    xo_status st = run_on(op, alt, 0, 0, -1);
     if (st != XO_OK)
         return xo__error(XO_ERR_DEVICE, "%s: failed on device %d (%s) and on device %d (%s)", op->fn, failed, why, alt,
                          xo_last_error());
@@ -273,26 +319,70 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
     return XO_OK;
 }
 
-xo_status xo__dispatch(xo__op *op)
+/* ---- the decision cache --------------------------------------------------------------
+ * The same op shape with the same residency gets the same decision until the online
+ * correction moves, so each thread keeps recent decisions: a hit skips the model. An
+ * entry is re-evaluated (and its timing fed to the correction) on its first
+ * XO_LEARN_CALLS uses and then on every XO_REFRESH-th, so corrections still take effect. */
+
+#define XO_CACHE_SLOTS 32
+#define XO_CACHE_MAX_DEV 4   /* contexts with more devices always evaluate the model */
+#define XO_LEARN_CALLS 8
+#define XO_REFRESH 16
+#define XO_REFRESH_TINY 128
+
+typedef struct cache_entry {
+    uint64_t ctx_id;
+    uint64_t key[5];
+    uint32_t uses;
+    int best;      /* cost-based choice before forcing */
+    int cls;
+    double raw[XO_CACHE_MAX_DEV];
+    xo_estimate est[XO_CACHE_MAX_DEV];
+} cache_entry;
+static _Thread_local cache_entry tl_cache[XO_CACHE_SLOTS];
+
+static void make_key(const xo__op *op, uint64_t key[5])
+{
+    const xo_op_desc *d = &op->desc;
+    uint64_t k0 = (uint64_t)d->kind | (uint64_t)d->dtype << 4 | (uint64_t)op->cpu_only << 5 |
+                  (uint64_t)(d->subop & 0xff) << 8;
+    uint64_t sizes = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < d->narg; i++) {
+        const xo_buffer *b = op->buf[i];
+        uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)needs_current(op, i)) : 0;
+        k0 ^= v << (16 + 16 * i);
+        sizes = (sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
+    }
+    key[0] = k0;
+    key[1] = d->m;
+    key[2] = d->n;
+    key[3] = d->k;
+    key[4] = sizes;
+}
+
+static cache_entry *cache_slot(uint64_t ctx_id, const uint64_t key[5], int *hit)
+{
+    uint64_t h = (key[0] ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ key[4] ^ ctx_id * 7919) * 0x9E3779B97F4A7C15ull;
+    cache_entry *e = &tl_cache[h >> 59];
+    *hit = e->ctx_id == ctx_id && memcmp(e->key, key, sizeof e->key) == 0;
+    return e;
+}
+
+/* Evaluate the model on every device: fills dec->est, raw (uncorrected compute) and
+ * returns the cheapest eligible device (staying where the data lives on close calls). */
+static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls)
 {
     xo_context *ctx = op->ctx;
     xo__op_cost cost;
     describe_cost(op, &cost);
     int cls = xo__size_class(&cost);
-
-    xo_decision dec;
-    snprintf(dec.op, sizeof dec.op, "%s", op->fn + 3);
-    dec.ndevices = ctx->ndev;
-    dec.forced = 0;
-    double raw[XO_MAX_DEVICES];
-    int best = -1;
-    const xo__profile *profiles = &ctx->dev[0].profile;
-    (void)profiles;
     xo__profile prof[XO_MAX_DEVICES];
     for (int d = 0; d < ctx->ndev; d++)
         prof[d] = ctx->dev[d].profile;
+    int best = -1;
     for (int d = 0; d < ctx->ndev; d++) {
-        xo_estimate *e = &dec.est[d];
+        xo_estimate *e = &dec->est[d];
         int eligible = d == 0 || (!op->cpu_only && device_supports(ctx, d, op->desc.kind, op->desc.dtype));
         if (!eligible) {
             *e = (xo_estimate){0};
@@ -303,40 +393,94 @@ xo_status xo__dispatch(xo__op *op)
         xo__estimate(prof, ctx->ndev, d, &cost, f, e);
         e->eligible = 1;
         raw[d] = f > 0 ? e->compute_us / f : e->compute_us;
-        if (best < 0 || e->total_us < dec.est[best].total_us)
+        if (best < 0 || e->total_us < dec->est[best].total_us)
             best = d;
     }
     /* Stay where the data lives unless another device is clearly cheaper: close calls
      * must not ping-pong buffers between devices. */
     int home = home_device(ctx, &cost);
-    if (best != home && dec.est[home].eligible && dec.est[best].total_us > 0.9 * dec.est[home].total_us)
+    if (best != home && dec->est[home].eligible && dec->est[best].total_us > 0.9 * dec->est[home].total_us)
         best = home;
+    *out_cls = cls;
+    return best;
+}
 
+xo_status xo__dispatch(xo__op *op)
+{
+    xo_context *ctx = op->ctx;
+    decision_slot *slot = slot_for(ctx, 1);
+    xo_decision *dec = &slot->d;
+    op->stat_slot = slot->stat_slot;
+    double raw[XO_MAX_DEVICES];
+    int cls = 0, best, learn;
+    const int ndev = ctx->ndev;
+
+    /* The op's name without "xo_": fn is a string literal, so copy its bytes. */
+    size_t nlen = strlen(op->fn + 3);
+    memcpy(dec->op, op->fn + 3, nlen < sizeof dec->op ? nlen + 1 : sizeof dec->op);
+    dec->op[sizeof dec->op - 1] = '\0';
+    dec->ndevices = ndev;
+
+    cache_entry *ce = NULL;
+    int hit = 0;
+    if (ndev <= XO_CACHE_MAX_DEV) {
+        uint64_t key[5];
+        make_key(op, key);
+        ce = cache_slot(ctx->id, key, &hit);
+        if (!hit) {
+            ce->ctx_id = ctx->id;
+            memcpy(ce->key, key, sizeof key);
+            ce->uses = 0;
+        }
+    }
+    /* Ops predicted under 10 us re-learn less often: their model evaluation and timing
+     * would otherwise be a visible share of the call. */
+    learn = !hit || ce->uses < XO_LEARN_CALLS ||
+            ce->uses % (ce->est[ce->best].total_us < 10.0 ? XO_REFRESH_TINY : XO_REFRESH) == 0;
+    if (learn) {
+        best = evaluate(op, dec, raw, &cls);
+        if (ce) {
+            ce->best = best;
+            ce->cls = cls;
+            memcpy(ce->raw, raw, (size_t)ndev * sizeof raw[0]);
+            memcpy(ce->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
+        }
+    } else {
+        best = ce->best;
+        memcpy(dec->est, ce->est, (size_t)ndev * sizeof dec->est[0]);
+    }
+    if (ce)
+        ce->uses++;
+
+    dec->forced = 0;
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (forced >= 0) {
-        if (dec.est[forced].eligible) {
+        if (dec->est[forced].eligible) {
             best = forced;
-            dec.forced = 1;
+            dec->forced = 1;
         } else {
             best = 0;
             if (!atomic_exchange(&ctx->dev[forced].forced_warned, 1))
-                xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", dec.op, forced,
+                xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", dec->op, forced,
                         ctx->dev[forced].info.plugin);
         }
     }
 
     int ran = best;
-    xo_status st = run_on(op, best, raw[best], cls);
+    dec->device = -1; /* until it has run somewhere */
+    double known = learn ? -1 : dec->est[best].compute_us;
+    xo_status st = run_on(op, best, learn ? raw[best] : 0, cls, known);
     if (st != XO_OK)
-        st = fall_back(op, best, &dec, &ran);
-    if (st != XO_OK)
+        st = fall_back(op, best, dec, &ran);
+    if (st != XO_OK) {
+        dec->device = ran;
         return st;
-    dec.device = ran;
+    }
+    dec->device = ran;
     if (ran != best)
-        dec.forced = 0;
-    *decision_for(ctx, 1) = dec;
+        dec->forced = 0;
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS)
-        log_decision(ctx, &dec, &op->desc);
+        log_decision(ctx, dec, &op->desc);
     return XO_OK;
 }
 
@@ -360,7 +504,7 @@ xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *cons
         [XO_OP_GEMM] = 2, [XO_OP_GEMV] = 2, [XO_OP_AXPY] = 1, [XO_OP_SCAL] = 0, [XO_OP_DOT] = 2,
         [XO_OP_NRM2] = 1, [XO_OP_UNARY] = 1, [XO_OP_BINARY] = 2, [XO_OP_BIAS] = 0, [XO_OP_REDUCE] = 1};
     op.writes[out_arg[desc->kind]] = 1;
-    return run_on(&op, dev, 0, 0);
+    return run_on(&op, dev, 0, 0, -1);
 }
 
 xo_status xo_finish(xo_context *ctx)

@@ -8,6 +8,7 @@ void xo__op_begin(xo__op *op, const char *fn, xo_context *ctx, xo_op_kind kind, 
     memset(op, 0, sizeof *op);
     op->fn = fn;
     op->ctx = ctx;
+    op->stat_slot = -1;
     op->esize = dtype == XO_F64 ? sizeof(double) : sizeof(float);
     op->desc.kind = kind;
     op->desc.dtype = dtype;

@@ -24,6 +24,15 @@ extern _Atomic int xo__log_level; /* xo_log_level, set from XO_LOG */
 void xo__log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 double xo__now_us(void); /* monotonic clock */
 
+/* A cheap cycle counter for timing every CPU op (the TSC on x86-64, else nanoseconds);
+ * converted to time by the rate observed since the context was created. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t xo__ticks(void) { return __rdtsc(); }
+#else
+static inline uint64_t xo__ticks(void) { return (uint64_t)(xo__now_us() * 1e3); }
+#endif
+
 /* ---- device profiles (profile.c) --------------------------------------------- */
 
 /* gemm throughput curve: square sizes 16, 32, ..., 2048 (16 << i). */
@@ -102,7 +111,17 @@ void xo__correction_reset(xo__correction *c);
 
 typedef struct xo__stats_atomic {
     _Atomic uint64_t ops, bytes_in, bytes_out, transfers, fallbacks, busy_ns;
+    _Atomic uint64_t busy_ticks; /* synchronous ops timed with xo__ticks() */
 } xo__stats_atomic;
+
+/* Hot counters per thread: each slot is written only by the thread that owns it (a
+ * plain store, no locked instruction) and summed by xo_stats_get. Threads beyond
+ * XO_STAT_SLOTS share the device's atomic counters. */
+#define XO_STAT_SLOTS 64
+typedef struct xo__stat_slot {
+    _Atomic uint64_t ops[XO_MAX_DEVICES];
+    _Atomic uint64_t busy_ns[XO_MAX_DEVICES];
+} xo__stat_slot;
 
 typedef struct xo__device {
     const xo_plugin *plugin;
@@ -146,7 +165,13 @@ struct xo_context {
     xo__correction *correction;
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;
+    xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
+    _Atomic int next_stat_slot;
+    uint64_t tick0;  /* xo__ticks() and xo__now_us() at creation: the tick rate */
+    double us0;
 };
+/* Ticks to microseconds at the rate seen since ctx was created. */
+double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 
 struct xo_buffer {
     xo_context *ctx;

@@ -13,6 +13,7 @@ typedef struct xo__op {
     uint8_t reads[XO_MAX_OPERANDS];  /* operand i is read (for outputs: prior contents needed) */
     uint8_t writes[XO_MAX_OPERANDS];
     size_t lo[XO_MAX_OPERANDS], hi[XO_MAX_OPERANDS]; /* bytes touched: [lo, hi) */
+    int stat_slot;    /* this thread's xo__stat_slot, or -1 */
     int cpu_only;     /* degenerate case the contract defines (k = 0, n = 0): run on device 0 */
 } xo__op;
 

@@ -208,7 +208,8 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
 
 xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
 {
-    range_job j = {.op = op};
+    range_job j; /* partial[] is written before it is read: no need to clear it */
+    j.op = op;
     for (int i = 0; i < op->narg; i++)
         j.p[i] = ptr(op, i);
     switch (op->kind) {
