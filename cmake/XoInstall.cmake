@@ -44,5 +44,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
               cmake/FindXoOpenBLAS.cmake
         DESTINATION ${XO_CMAKE_DIR})
 
+# Relocatable: the prefix is found from the .pc file's own location, so an install with
+# `cmake --install --prefix DIR` works wherever DIR is.
+file(RELATIVE_PATH XO_PC_PREFIX_REL "/xo/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/xo")
 configure_file(cmake/crossover.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

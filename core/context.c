@@ -250,6 +250,10 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
     int all_digits = rest != NULL;
     for (const char *c = rest; c && *c; c++)
         all_digits &= *c >= '0' && *c <= '9';
+    /* The CPU is named by index only (cpu, cpu:0); TEXT forms are for opencl and cuda. */
+    if (rest && !all_digits && strcmp(xo__plugin_names[pi], "cpu") == 0)
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "%s: %s \"%s\" is malformed; the CPU is named cpu or cpu:0", fn, what, spec);
     long want = all_digits ? (strlen(rest) > 6 ? 999999 : strtol(rest, NULL, 10)) : 0;
     int ordinal = 0;
     for (int d = 0; d < ctx->ndev; d++) {
