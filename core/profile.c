@@ -1,0 +1,515 @@
+/* Device profiles: the built-in defaults per device kind, and the profile files
+ * (`# crossover device profile v1`, `key = value` lines) kept in XO_CACHE_DIR.
+ * See docs/placement.md for every key. */
+#include "xo_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define PROFILE_HEADER "# crossover device profile v1"
+
+static const char *const op_names[XO_OP_KIND_COUNT] = {
+    [XO_OP_GEMM] = "gemm",   [XO_OP_GEMV] = "gemv",     [XO_OP_AXPY] = "axpy",
+    [XO_OP_SCAL] = "scal",   [XO_OP_DOT] = "dot",       [XO_OP_NRM2] = "nrm2",
+    [XO_OP_UNARY] = "unary", [XO_OP_BINARY] = "binary", [XO_OP_BIAS] = "bias",
+    [XO_OP_REDUCE] = "reduce",
+};
+
+static const char *const kind_names[] = {[XO_DEVICE_CPU] = "cpu", [XO_DEVICE_GPU] = "gpu",
+                                         [XO_DEVICE_ACCELERATOR] = "accelerator"};
+
+/* ---- built-in defaults (XO_CALIBRATE=off, and what a what-if file leaves out) ---- */
+
+/* Shapes of the sgemm curve, as fractions of the peak at n = 16, 32, ..., 2048. */
+static const double shape_cpu[XO_CURVE_POINTS] = {0.05, 0.15, 0.35, 0.6, 0.8, 0.9, 1.0, 1.0};
+static const double shape_ocl_cpu[XO_CURVE_POINTS] = {0.02, 0.08, 0.2, 0.45, 0.7, 0.85, 1.0, 1.0};
+static const double shape_gpu[XO_CURVE_POINTS] = {0.002, 0.008, 0.03, 0.1, 0.3, 0.6, 0.85, 1.0};
+
+typedef struct default_row {
+    xo_device_kind kind;
+    const char *plugin; /* NULL: any plugin */
+    double launch_us, transfer_latency_us, h2d_gbps, d2h_gbps, mem_gbps, peak_gflops;
+    double fp64_ratio;  /* dgemm peak / sgemm peak */
+    const double *shape;
+} default_row;
+
+/* First matching row wins: specific plugin rows before the per-kind catch-alls. */
+static const default_row default_table[] = {
+    /* the host CPU through OpenBLAS: no transfers (it is the host) */
+    {XO_DEVICE_CPU, "cpu", 0.05, 0.0, 0.0, 0.0, 10.0, 50.0, 0.5, shape_cpu},
+    /* an OpenCL CPU device (PoCL, Intel CPU runtime): a queue and copies in host memory */
+    {XO_DEVICE_CPU, "opencl", 30.0, 10.0, 5.0, 5.0, 5.0, 20.0, 0.5, shape_ocl_cpu},
+    {XO_DEVICE_CPU, NULL, 30.0, 10.0, 5.0, 5.0, 5.0, 20.0, 0.5, shape_ocl_cpu},
+    /* discrete GPUs behind PCIe */
+    {XO_DEVICE_GPU, "cuda", 12.0, 10.0, 10.0, 10.0, 500.0, 4000.0, 1.0 / 32.0, shape_gpu},
+    {XO_DEVICE_GPU, "opencl", 20.0, 15.0, 8.0, 8.0, 300.0, 2000.0, 1.0 / 16.0, shape_gpu},
+    {XO_DEVICE_GPU, NULL, 12.0, 10.0, 10.0, 10.0, 500.0, 4000.0, 1.0 / 32.0, shape_gpu},
+    {XO_DEVICE_ACCELERATOR, NULL, 50.0, 20.0, 5.0, 5.0, 100.0, 500.0, 1.0 / 16.0, shape_gpu},
+};
+
+static const default_row *default_lookup(xo_device_kind kind, const char *plugin)
+{
+    size_t n = sizeof default_table / sizeof default_table[0];
+    for (size_t i = 0; i < n; i++) {
+        const default_row *r = &default_table[i];
+        if (r->kind == kind && (!r->plugin || (plugin && strcmp(r->plugin, plugin) == 0)))
+            return r;
+    }
+    return &default_table[n - 1];
+}
+
+void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out)
+{
+    const default_row *r = default_lookup(kind, plugin);
+    memset(out, 0, sizeof *out);
+    if (plugin)
+        snprintf(out->info.plugin, sizeof out->info.plugin, "%s", plugin);
+    out->info.kind = kind;
+    out->info.fp64 = 1;
+    out->info.host_unified = kind == XO_DEVICE_CPU;
+    out->info.launch_us = r->launch_us;
+    out->info.transfer_latency_us = r->transfer_latency_us;
+    out->info.h2d_gbps = r->h2d_gbps;
+    out->info.d2h_gbps = r->d2h_gbps;
+    out->info.mem_gbps = r->mem_gbps;
+    out->info.peak_gflops = r->peak_gflops;
+    for (int i = 0; i < XO_CURVE_POINTS; i++) {
+        out->gemm_gflops[XO_F32][i] = r->peak_gflops * r->shape[i];
+        out->gemm_gflops[XO_F64][i] = r->peak_gflops * r->shape[i] * r->fp64_ratio;
+    }
+    out->stream_gbps[XO_F32] = r->mem_gbps;
+    out->stream_gbps[XO_F64] = r->mem_gbps;
+}
+
+/* ---- file names and staleness ---------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    h ^= 0xff; /* field separator */
+    h *= 1099511628211ull;
+    return h;
+}
+
+void xo__profile_filename(const xo_device_info *info, char *out, size_t cap)
+{
+    char clean[48];
+    size_t j = 0;
+    int sep = 0;
+    for (const char *s = info->name; *s && j < sizeof clean - 1; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (isalnum(ch)) {
+            if (sep && j > 0 && j < sizeof clean - 2)
+                clean[j++] = '_';
+            clean[j++] = (char)tolower(ch);
+            sep = 0;
+        } else {
+            sep = 1;
+        }
+    }
+    clean[j] = '\0';
+    if (j == 0)
+        snprintf(clean, sizeof clean, "device");
+    uint64_t h = 14695981039346656037ull;
+    h = fnv1a(h, info->plugin);
+    h = fnv1a(h, info->name);
+    h = fnv1a(h, info->driver);
+    h = fnv1a(h, XO_VERSION_STRING);
+    snprintf(out, cap, "%s-%s-%016llx.profile", info->plugin[0] ? info->plugin : "device", clean,
+             (unsigned long long)h);
+}
+
+/* 1 if `file_value` (as read back from a profile) is `device_value` as written: the
+ * writer blanks newlines and '#', and the reader trims both ends. */
+static int same_text(const char *file_value, const char *device_value)
+{
+    while (isspace((unsigned char)*device_value))
+        device_value++;
+    size_t n = strlen(device_value);
+    while (n > 0 && isspace((unsigned char)device_value[n - 1]))
+        n--;
+    if (strlen(file_value) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = device_value[i];
+        if (c == '\n' || c == '\r' || c == '#')
+            c = ' ';
+        if (file_value[i] != c)
+            return 0;
+    }
+    return 1;
+}
+
+int xo__profile_matches(const xo__profile *p, const xo_device_info *info)
+{
+    return same_text(p->info.plugin, info->plugin) && same_text(p->info.name, info->name) &&
+           same_text(p->info.driver, info->driver) && strcmp(p->library_version, XO_VERSION_STRING) == 0 &&
+           p->info.kind == info->kind;
+}
+
+/* ---- reading ----------------------------------------------------------------------- */
+
+/* Keys a profile must have (every double of xo_device_info, and kind). */
+enum {
+    REQ_KIND = 1 << 0, REQ_LAUNCH = 1 << 1, REQ_LATENCY = 1 << 2, REQ_H2D = 1 << 3,
+    REQ_D2H = 1 << 4, REQ_MEM = 1 << 5, REQ_PEAK = 1 << 6,
+    REQ_ALL = (1 << 7) - 1
+};
+
+static const struct {
+    const char *key;
+    size_t off;
+    int req;
+} double_keys[] = {
+    {"launch_us", offsetof(xo_device_info, launch_us), REQ_LAUNCH},
+    {"transfer_latency_us", offsetof(xo_device_info, transfer_latency_us), REQ_LATENCY},
+    {"h2d_gbps", offsetof(xo_device_info, h2d_gbps), REQ_H2D},
+    {"d2h_gbps", offsetof(xo_device_info, d2h_gbps), REQ_D2H},
+    {"mem_gbps", offsetof(xo_device_info, mem_gbps), REQ_MEM},
+    {"peak_gflops", offsetof(xo_device_info, peak_gflops), REQ_PEAK},
+};
+#define NDOUBLE_KEYS (sizeof double_keys / sizeof double_keys[0])
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* A finite, non-negative number occupying the whole value. */
+static int parse_number(const char *v, double *out)
+{
+    if (!*v)
+        return 0;
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d) || d < 0.0)
+        return 0;
+    *out = d;
+    return 1;
+}
+
+static int parse_flag(const char *v, int *out)
+{
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+        *out = v[0] == '1';
+        return 1;
+    }
+    return 0;
+}
+
+/* sgemm_gflops_<n> / dgemm_gflops_<n>: curve index for n = 16 << i, or -1. */
+static int curve_index(const char *key, xo_dtype *dtype)
+{
+    if (strncmp(key, "sgemm_gflops_", 13) == 0)
+        *dtype = XO_F32;
+    else if (strncmp(key, "dgemm_gflops_", 13) == 0)
+        *dtype = XO_F64;
+    else
+        return -1;
+    for (int i = 0; i < XO_CURVE_POINTS; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%d", XO_CURVE_MIN_N << i);
+        if (strcmp(key + 13, want) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* Apply one `key = value` line to `p`. Returns 0 on a bad value (detail in `why`). */
+static int apply_key(xo__profile *p, const char *key, const char *val, int *have, unsigned curve_seen[2],
+                     int *stream_seen, char *why, size_t whycap)
+{
+    double d;
+    if (strcmp(key, "plugin") == 0 || strcmp(key, "name") == 0 || strcmp(key, "vendor") == 0 ||
+        strcmp(key, "driver") == 0 || strcmp(key, "library_version") == 0) {
+        char *dst;
+        size_t cap;
+        if (key[0] == 'p') { dst = p->info.plugin; cap = sizeof p->info.plugin; }
+        else if (key[0] == 'n') { dst = p->info.name; cap = sizeof p->info.name; }
+        else if (key[0] == 'v') { dst = p->info.vendor; cap = sizeof p->info.vendor; }
+        else if (key[0] == 'd') { dst = p->info.driver; cap = sizeof p->info.driver; }
+        else { dst = p->library_version; cap = sizeof p->library_version; }
+        if (strlen(val) >= cap) {
+            snprintf(why, whycap, "value of %s is longer than %zu characters", key, cap - 1);
+            return 0;
+        }
+        memcpy(dst, val, strlen(val) + 1);
+        return 1;
+    }
+    if (strcmp(key, "kind") == 0) {
+        for (int k = 0; k < 3; k++)
+            if (strcmp(val, kind_names[k]) == 0) {
+                p->info.kind = (xo_device_kind)k;
+                *have |= REQ_KIND;
+                return 1;
+            }
+        snprintf(why, whycap, "kind = \"%s\": allowed cpu, gpu, accelerator", val);
+        return 0;
+    }
+    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0) {
+        int f;
+        if (!parse_flag(val, &f)) {
+            snprintf(why, whycap, "%s = \"%s\": allowed 0 or 1", key, val);
+            return 0;
+        }
+        if (key[0] == 'h')
+            p->info.host_unified = f;
+        else
+            p->info.fp64 = f;
+        return 1;
+    }
+    int is_double = 0;
+    for (size_t i = 0; i < NDOUBLE_KEYS; i++)
+        if (strcmp(key, double_keys[i].key) == 0)
+            is_double = 1;
+    xo_dtype dt = XO_F32;
+    int ci = curve_index(key, &dt);
+    int is_stream = strcmp(key, "sstream_gbps") == 0 || strcmp(key, "dstream_gbps") == 0;
+    int op_launch = -1;
+    if (strncmp(key, "launch_us_", 10) == 0)
+        for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+            if (strcmp(key + 10, op_names[k]) == 0)
+                op_launch = k;
+    if (!is_double && ci < 0 && !is_stream && op_launch < 0)
+        return 1; /* unknown key: ignored */
+    if (!parse_number(val, &d)) {
+        snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", key, val);
+        return 0;
+    }
+    if (is_double) {
+        for (size_t i = 0; i < NDOUBLE_KEYS; i++)
+            if (strcmp(key, double_keys[i].key) == 0) {
+                *(double *)((char *)&p->info + double_keys[i].off) = d;
+                *have |= double_keys[i].req;
+            }
+    } else if (ci >= 0) {
+        p->gemm_gflops[dt][ci] = d;
+        curve_seen[dt] |= 1u << ci;
+    } else if (is_stream) {
+        int s = key[0] == 'd';
+        p->stream_gbps[s] = d;
+        *stream_seen |= 1 << s;
+    } else {
+        p->op_launch_us[op_launch] = d;
+    }
+    return 1;
+}
+
+/* Fill what a hand-written file may leave out: the curves (from peak_gflops and the
+ * default shape of its kind) and the streaming bandwidths (mem_gbps). */
+static void complete_profile(xo__profile *p, const unsigned curve_seen[2], int stream_seen)
+{
+    const default_row *r = default_lookup(p->info.kind, p->info.plugin);
+    if (curve_seen[XO_F32] == 0)
+        for (int i = 0; i < XO_CURVE_POINTS; i++)
+            p->gemm_gflops[XO_F32][i] = p->info.peak_gflops * r->shape[i];
+    if (curve_seen[XO_F64] == 0 && p->info.fp64)
+        for (int i = 0; i < XO_CURVE_POINTS; i++)
+            p->gemm_gflops[XO_F64][i] = p->gemm_gflops[XO_F32][i] * r->fp64_ratio;
+    if (!(stream_seen & 1))
+        p->stream_gbps[XO_F32] = p->info.mem_gbps;
+    if (!(stream_seen & 2))
+        p->stream_gbps[XO_F64] = p->stream_gbps[XO_F32];
+}
+
+xo_status xo__profile_read(const char *path, xo__profile *out)
+{
+    if (!path || !out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__profile_read: %s is NULL", path ? "out" : "path");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return xo__error(XO_ERR_IO, "xo__profile_read: cannot open \"%s\": %s", path, strerror(errno));
+    xo__profile p;
+    memset(&p, 0, sizeof p);
+    char line[512], why[256] = "";
+    int lineno = 0, have = 0, stream_seen = 0, ok = 1, last_newline = 1;
+    unsigned curve_seen[2] = {0, 0};
+    while (ok && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        last_newline = len > 0 && line[len - 1] == '\n';
+        if (!last_newline && !feof(f)) {
+            snprintf(why, sizeof why, "line %d is too long", lineno);
+            ok = 0;
+            break;
+        }
+        if (lineno == 1) {
+            if (strcmp(trim(line), PROFILE_HEADER) != 0) {
+                snprintf(why, sizeof why, "first line is not \"%s\"", PROFILE_HEADER);
+                ok = 0;
+            }
+            continue;
+        }
+        /* '#' at the start of a line or after a blank starts a comment */
+        for (char *c = line; *c; c++)
+            if (*c == '#' && (c == line || isspace((unsigned char)c[-1]))) {
+                *c = '\0';
+                break;
+            }
+        char *s = trim(line);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            snprintf(why, sizeof why, "line %d is not \"key = value\"", lineno);
+            ok = 0;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        if (!*key) {
+            snprintf(why, sizeof why, "line %d has no key", lineno);
+            ok = 0;
+            break;
+        }
+        if (!apply_key(&p, key, val, &have, curve_seen, &stream_seen, why, sizeof why)) {
+            char tmp[sizeof why];
+            snprintf(tmp, sizeof tmp, "line %d: %.200s", lineno, why);
+            memcpy(why, tmp, sizeof why);
+            ok = 0;
+        }
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (ok && rerr) {
+        snprintf(why, sizeof why, "read error");
+        ok = 0;
+    }
+    if (ok && lineno == 0) {
+        snprintf(why, sizeof why, "empty file");
+        ok = 0;
+    }
+    if (ok && !last_newline) {
+        snprintf(why, sizeof why, "truncated (no newline at the end)");
+        ok = 0;
+    }
+    if (ok && (have & REQ_ALL) != REQ_ALL) {
+        static const char *const req_names[] = {"kind", "launch_us", "transfer_latency_us", "h2d_gbps",
+                                                "d2h_gbps", "mem_gbps", "peak_gflops"};
+        for (int i = 0; i < 7; i++)
+            if (!(have & (1 << i))) {
+                snprintf(why, sizeof why, "missing key %s", req_names[i]);
+                break;
+            }
+        ok = 0;
+    }
+    for (int d = 0; ok && d < 2; d++)
+        if (curve_seen[d] != 0 && curve_seen[d] != (1u << XO_CURVE_POINTS) - 1) {
+            snprintf(why, sizeof why, "the %cgemm_gflops_* curve is incomplete", d ? 'd' : 's');
+            ok = 0;
+        }
+    if (!ok)
+        return xo__error(XO_ERR_IO, "xo__profile_read: \"%s\" is damaged: %s", path, why);
+    complete_profile(&p, curve_seen, stream_seen);
+    *out = p;
+    return XO_OK;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* mkdir -p of the directory part of `path`. */
+static int make_parent_dirs(const char *path)
+{
+    char dir[1100];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return -1;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *c = dir + 1; *c; c++) {
+        if (*c != '/')
+            continue;
+        *c = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *c = '/';
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+/* A string value on one line: newlines and comment starts become blanks. */
+static void put_string(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, "%s = ", key);
+    for (; *v; v++)
+        fputc((*v == '\n' || *v == '\r' || *v == '#') ? ' ' : *v, f);
+    fputc('\n', f);
+}
+
+xo_status xo__profile_write(const char *path, const xo__profile *p)
+{
+    if (!path || !p)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__profile_write: %s is NULL", path ? "p" : "path");
+    if (make_parent_dirs(path) != 0)
+        return xo__error(XO_ERR_IO, "xo__profile_write: cannot create the directory of \"%s\": %s", path,
+                         strerror(errno));
+    static _Atomic unsigned serial;
+    char tmp[1200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1u)) >=
+        (int)sizeof tmp)
+        return xo__error(XO_ERR_IO, "xo__profile_write: path \"%s\" is too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return xo__error(XO_ERR_IO, "xo__profile_write: cannot create \"%s\": %s", tmp, strerror(errno));
+    const xo_device_info *in = &p->info;
+    fprintf(f, "%s\n", PROFILE_HEADER);
+    fprintf(f, "# Written by crossover; edit a copy for what-if questions (xo explain --profile).\n");
+    fprintf(f, "# Figures: us = microseconds, gbps = GB/s (1e9 bytes), gflops = 1e9 flop/s.\n");
+    put_string(f, "plugin", in->plugin);
+    put_string(f, "name", in->name);
+    put_string(f, "vendor", in->vendor);
+    put_string(f, "driver", in->driver);
+    fprintf(f, "kind = %s\n", kind_names[in->kind <= XO_DEVICE_ACCELERATOR ? in->kind : 0]);
+    fprintf(f, "host_unified = %d\n", in->host_unified ? 1 : 0);
+    fprintf(f, "fp64 = %d\n", in->fp64 ? 1 : 0);
+    for (size_t i = 0; i < NDOUBLE_KEYS; i++)
+        fprintf(f, "%s = %.6g\n", double_keys[i].key, *(const double *)((const char *)in + double_keys[i].off));
+    fprintf(f, "# gemm throughput (GFLOP/s) of square n x n x n products\n");
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < XO_CURVE_POINTS; i++)
+            fprintf(f, "%cgemm_gflops_%d = %.6g\n", d ? 'd' : 's', XO_CURVE_MIN_N << i, p->gemm_gflops[d][i]);
+    fprintf(f, "sstream_gbps = %.6g\n", p->stream_gbps[XO_F32]);
+    fprintf(f, "dstream_gbps = %.6g\n", p->stream_gbps[XO_F64]);
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        if (p->op_launch_us[k] > 0.0)
+            fprintf(f, "launch_us_%s = %.6g\n", op_names[k], p->op_launch_us[k]);
+    /* last: a file cut short at a line boundary then no longer matches any device */
+    put_string(f, "library_version", p->library_version);
+    int bad = ferror(f);
+    if (fflush(f) != 0)
+        bad = 1;
+    if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL)
+        bad = 1;
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        int e = errno;
+        unlink(tmp);
+        return xo__error(XO_ERR_IO, "xo__profile_write: writing \"%s\" failed: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return xo__error(XO_ERR_IO, "xo__profile_write: rename to \"%s\" failed: %s", path, strerror(e));
+    }
+    return XO_OK;
+}
