@@ -1,0 +1,168 @@
+/* cl_blas.c: BLAS ops through CLBlast's C API.
+ *
+ * Layout and transpose values are the CBLAS ones on both sides; offsets and increments
+ * count elements, as in CLBlast. Every call enqueues on the device's in-order queue and
+ * returns an event that goes to the timing ring; nothing waits here. dot and nrm2 write
+ * their result into the output buffer on the device. */
+#include "cl_internal.h"
+
+_Static_assert((int)CLBlastLayoutRowMajor == (int)XO_ROW_MAJOR && (int)CLBlastLayoutColMajor == (int)XO_COL_MAJOR,
+               "layout values differ");
+_Static_assert((int)CLBlastTransposeNo == (int)XO_NO_TRANS && (int)CLBlastTransposeYes == (int)XO_TRANS,
+               "transpose values differ");
+
+static CLBlastLayout layout_of(xo_layout l) { return l == XO_COL_MAJOR ? CLBlastLayoutColMajor : CLBlastLayoutRowMajor; }
+static CLBlastTranspose trans_of(xo_transpose t) { return t == XO_TRANS ? CLBlastTransposeYes : CLBlastTransposeNo; }
+
+/* gemv. BLAS never reads y when beta == 0 (it may hold NaN), but CLBlast's gemv computes
+ * beta * y. With beta == 0 the product goes into a zero-filled temporary, which is then
+ * copied into y: a failure at any step leaves y untouched, as run() promises. */
+static CLBlastStatusCode gemv_call(int dbl, const xo_op_desc *op, cl_mem y, size_t y_off, size_t incy,
+                                   double beta, cl_command_queue *q, cl_event *ev)
+{
+    const xo_operand *a = op->arg;
+    cl_mem ma = xo__cl_mem(a[0].mem), mx = xo__cl_mem(a[1].mem);
+    CLBlastLayout l = layout_of(op->layout);
+    CLBlastTranspose ta = trans_of(op->ta);
+    if (dbl)
+        return CLBlastDgemv(l, ta, op->m, op->n, op->alpha, ma, a[0].off, op->ld[0], mx, a[1].off, op->inc[0],
+                            beta, y, y_off, incy, q, ev);
+    return CLBlastSgemv(l, ta, op->m, op->n, (float)op->alpha, ma, a[0].off, op->ld[0], mx, a[1].off,
+                        op->inc[0], (float)beta, y, y_off, incy, q, ev);
+}
+
+static xo_status run_gemv(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+{
+    const int dbl = op->dtype == XO_F64;
+    const char *name = dbl ? "CLBlastDgemv" : "CLBlastSgemv";
+    cl_mem my = xo__cl_mem(op->arg[2].mem);
+    cl_command_queue q = d->queue;
+    cl_event first = NULL, mid = NULL, last = NULL;
+    CLBlastStatusCode s;
+
+    if (op->beta != 0.0) {
+        s = gemv_call(dbl, op, my, op->arg[2].off, op->inc[1], op->beta, &q, &last);
+        if (s != CLBlastSuccess) {
+            if (last) clReleaseEvent(last);
+            return xo__clblast_fail(st->host, name, s);
+        }
+    } else {
+        const size_t esize = dbl ? sizeof(double) : sizeof(float);
+        const size_t leny = op->ta == XO_NO_TRANS ? op->m : op->n;
+        const double zero_d = 0.0;
+        const float zero_f = 0.0f;
+        cl_int err = CL_SUCCESS;
+        cl_mem tmp = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, leny * esize, NULL, &err);
+        if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clCreateBuffer", err);
+        err = clEnqueueFillBuffer(q, tmp, dbl ? (const void *)&zero_d : (const void *)&zero_f, esize, 0,
+                                  leny * esize, 0, NULL, &first);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(tmp);
+            return xo__cl_fail(st->host, "clEnqueueFillBuffer", err);
+        }
+        s = gemv_call(dbl, op, tmp, 0, 1, 0.0, &q, &mid);
+        if (s == CLBlastSuccess) {
+            name = dbl ? "CLBlastDcopy" : "CLBlastScopy";
+            s = dbl ? CLBlastDcopy(leny, tmp, 0, 1, my, op->arg[2].off, op->inc[1], &q, &last)
+                    : CLBlastScopy(leny, tmp, 0, 1, my, op->arg[2].off, op->inc[1], &q, &last);
+        }
+        clReleaseMemObject(tmp); /* freed once the queued commands are done with it */
+        if (mid) clReleaseEvent(mid);
+        if (s != CLBlastSuccess) {
+            clReleaseEvent(first);
+            if (last) clReleaseEvent(last);
+            return xo__clblast_fail(st->host, name, s);
+        }
+    }
+    pthread_mutex_lock(&d->lock);
+    xo__cl_timing_push_locked(d, first, last, token);
+    pthread_mutex_unlock(&d->lock);
+    return XO_OK;
+}
+
+xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+{
+    const int dbl = op->dtype == XO_F64;
+    const xo_operand *a = op->arg;
+    cl_command_queue q = d->queue;
+    cl_event ev = NULL;
+    CLBlastStatusCode s;
+    const char *call;
+
+    if (dbl && !d->info.fp64)
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: %s has no double precision", d->info.name);
+
+    switch (op->kind) {
+    case XO_OP_GEMM: {
+        CLBlastLayout l = layout_of(op->layout);
+        CLBlastTranspose ta = trans_of(op->ta), tb = trans_of(op->tb);
+        cl_mem ma = xo__cl_mem(a[0].mem), mb = xo__cl_mem(a[1].mem), mc = xo__cl_mem(a[2].mem);
+        if (dbl) {
+            call = "CLBlastDgemm";
+            s = CLBlastDgemm(l, ta, tb, op->m, op->n, op->k, op->alpha, ma, a[0].off, op->ld[0], mb, a[1].off,
+                             op->ld[1], op->beta, mc, a[2].off, op->ld[2], &q, &ev);
+        } else {
+            call = "CLBlastSgemm";
+            s = CLBlastSgemm(l, ta, tb, op->m, op->n, op->k, (float)op->alpha, ma, a[0].off, op->ld[0], mb,
+                             a[1].off, op->ld[1], (float)op->beta, mc, a[2].off, op->ld[2], &q, &ev);
+        }
+        break;
+    }
+    case XO_OP_GEMV:
+        return run_gemv(st, d, op, token);
+    case XO_OP_AXPY: {
+        cl_mem mx = xo__cl_mem(a[0].mem), my = xo__cl_mem(a[1].mem);
+        if (dbl) {
+            call = "CLBlastDaxpy";
+            s = CLBlastDaxpy(op->n, op->alpha, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
+        } else {
+            call = "CLBlastSaxpy";
+            s = CLBlastSaxpy(op->n, (float)op->alpha, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
+        }
+        break;
+    }
+    case XO_OP_SCAL: {
+        cl_mem mx = xo__cl_mem(a[0].mem);
+        if (dbl) {
+            call = "CLBlastDscal";
+            s = CLBlastDscal(op->n, op->alpha, mx, a[0].off, op->inc[0], &q, &ev);
+        } else {
+            call = "CLBlastSscal";
+            s = CLBlastSscal(op->n, (float)op->alpha, mx, a[0].off, op->inc[0], &q, &ev);
+        }
+        break;
+    }
+    case XO_OP_DOT: {
+        cl_mem mx = xo__cl_mem(a[0].mem), my = xo__cl_mem(a[1].mem), mo = xo__cl_mem(a[2].mem);
+        if (dbl) {
+            call = "CLBlastDdot";
+            s = CLBlastDdot(op->n, mo, a[2].off, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
+        } else {
+            call = "CLBlastSdot";
+            s = CLBlastSdot(op->n, mo, a[2].off, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
+        }
+        break;
+    }
+    case XO_OP_NRM2: {
+        cl_mem mx = xo__cl_mem(a[0].mem), mo = xo__cl_mem(a[1].mem);
+        if (dbl) {
+            call = "CLBlastDnrm2";
+            s = CLBlastDnrm2(op->n, mo, a[1].off, mx, a[0].off, op->inc[0], &q, &ev);
+        } else {
+            call = "CLBlastSnrm2";
+            s = CLBlastSnrm2(op->n, mo, a[1].off, mx, a[0].off, op->inc[0], &q, &ev);
+        }
+        break;
+    }
+    default:
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: op kind %d is not a BLAS op", (int)op->kind);
+    }
+    if (s != CLBlastSuccess) {
+        if (ev) clReleaseEvent(ev);
+        return xo__clblast_fail(st->host, call, s);
+    }
+    pthread_mutex_lock(&d->lock);
+    xo__cl_timing_push_locked(d, NULL, ev, token);
+    pthread_mutex_unlock(&d->lock);
+    return XO_OK;
+}

@@ -1,0 +1,130 @@
+/* Internal interfaces of the OpenCL plugin (not installed). Internal names: xo__cl_.
+ *
+ *   cl_plugin.c   vtable, discovery, device info, supports, finish, drain_timings
+ *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
+ *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2 through CLBlast's C API
+ *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches
+ *   cl_cache.c    compiled program binaries on disk
+ *   cl_events.c   per-device event bookkeeping: op timings, staging buffers
+ *   cl_status.c   every cl_int / CLBlastStatusCode -> name and xo_status
+ */
+#ifndef XO_CL_INTERNAL_H
+#define XO_CL_INTERNAL_H
+
+#include <crossover/plugin.h>
+
+#include <CL/cl.h>
+#include <clblast_c.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cl_testing.h"
+
+/* Our programs (one per kernels_cl/NAME.cl file) and their kernels. */
+typedef enum xo__cl_prog_id { XO_CL_PROG_ELEMENTWISE, XO_CL_PROG_REDUCE, XO_CL_PROG_COUNT } xo__cl_prog_id;
+typedef enum xo__cl_kernel_id {
+    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BIAS,      /* elementwise.cl */
+    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL,     /* reduce.cl */
+    XO_CL_K_COUNT
+} xo__cl_kernel_id;
+
+#define XO_CL_MAX_DEVICES 15   /* XO_MAX_DEVICES less the host CPU */
+#define XO_CL_RING 256         /* pending op timings kept per device */
+#define XO_CL_STAGING 64       /* pending staged uploads per device */
+#define XO_CL_STAGING_BYTES ((size_t)256 << 20)
+#define XO_CL_REDUCE_LOCAL 256 /* largest work-group of the reductions (power of two) */
+
+typedef struct xo__cl_timing {
+    cl_event first, last; /* first == NULL: the op was one command, `last` */
+    uint64_t token;
+} xo__cl_timing;
+
+typedef struct xo__cl_staging {
+    cl_event done; /* the write that reads `copy` */
+    void *copy;
+    size_t bytes;
+} xo__cl_staging;
+
+typedef struct xo__cl_device {
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context ctx;
+    cl_command_queue queue;
+    xo_device_info info;
+    char platform_version[128];
+    cl_ulong max_alloc;
+    size_t max_wg;
+
+    pthread_mutex_t build_lock; /* prog_state, prog, kernel handles (written once) */
+    pthread_mutex_t lock;       /* kernel arguments + launches, partials, ring, staging */
+    int prog_state[XO_CL_PROG_COUNT][2]; /* [prog][dtype]: 0 not tried, 1 built, -1 failed */
+    cl_program prog[XO_CL_PROG_COUNT][2];
+    cl_kernel kernel[XO_CL_K_COUNT][2];
+    cl_mem partials; /* reduce pass-1 results: XO_CL_REDUCE_LOCAL doubles */
+    xo__cl_timing ring[XO_CL_RING];
+    int ring_head, ring_count;
+    xo__cl_staging staging[XO_CL_STAGING];
+    int staging_count;
+    size_t staging_bytes;
+} xo__cl_device;
+
+typedef struct xo__cl_state {
+    const xo_plugin_host *host;
+    int ndev;
+    xo__cl_device dev[XO_CL_MAX_DEVICES];
+} xo__cl_state;
+
+/* xo_plugin_mem is a cl_mem in disguise. */
+static inline cl_mem xo__cl_mem(const xo_plugin_mem *m) { return (cl_mem)(uintptr_t)m; }
+
+/* ---- cl_status.c ------------------------------------------------------------ */
+const char *xo__cl_error_name(cl_int err);                /* "CL_OUT_OF_RESOURCES" */
+const char *xo__clblast_status_name(CLBlastStatusCode s); /* "CLBlastInvalidLeadDimA" */
+xo_status xo__cl_status(cl_int err);                      /* OOM codes -> OUT_OF_MEMORY, else DEVICE */
+xo_status xo__clblast_status(CLBlastStatusCode s);
+/* Set the thread's error detail "CALL: NAME" and return the mapped status. */
+xo_status xo__cl_fail(const xo_plugin_host *host, const char *call, cl_int err);
+xo_status xo__clblast_fail(const xo_plugin_host *host, const char *call, CLBlastStatusCode s);
+
+/* ---- cl_events.c (callers hold dev->lock for *_locked) -------------------------- */
+/* Take ownership of `first` (may be NULL) and `last`: the op named `token`. */
+void xo__cl_timing_push_locked(xo__cl_device *d, cl_event first, cl_event last, uint64_t token);
+int xo__cl_timing_drain(xo__cl_device *d, xo_op_timing *out, int max);
+/* Keep `copy` (malloc'd) alive until `done` completes; takes ownership of both. */
+void xo__cl_staging_push_locked(xo__cl_device *d, cl_event done, void *copy, size_t bytes);
+/* Free staged copies whose write has completed (all of them, waiting, if `wait_all`). */
+void xo__cl_staging_harvest_locked(xo__cl_device *d, int wait_all);
+void xo__cl_events_release_locked(xo__cl_device *d);
+
+/* ---- cl_mem.c ---------------------------------------------------------------- */
+xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out);
+void xo__cl_mem_free(void *state, int dev, xo_plugin_mem *mem);
+xo_status xo__cl_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off,
+                        const void *src, size_t bytes);
+xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_off,
+                          void *dst, size_t bytes);
+
+/* ---- cl_blas.c ------------------------------------------------------------------ */
+xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+
+/* ---- cl_kernels.c --------------------------------------------------------------- */
+/* 1 if the program that runs `kind` in `dtype` is built (building it now if never tried). */
+int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);
+xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+void xo__cl_kernels_release(xo__cl_device *d);
+
+/* ---- cl_cache.c ------------------------------------------------------------------- */
+uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);
+#define XO_CL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
+/* Path of the cache entry for `key` ("" and 0 when there is no cache directory). */
+int xo__cl_cache_path(const xo_plugin_host *host, const char *key, char *out, size_t cap);
+/* 1: *out_bin (malloc'd) holds a binary whose header, key and checksum are intact;
+ * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key). */
+int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size);
+/* Write atomically (temp file + rename); failures are logged, never fatal. */
+void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
+                        const unsigned char *bin, size_t size);
+
+#endif /* XO_CL_INTERNAL_H */

@@ -1,0 +1,77 @@
+/* cl_mem.c: device buffers and host<->device moves.
+ *
+ * A device copy is a plain cl_mem (CL_MEM_READ_WRITE). Uploads copy the caller's bytes
+ * into a staging block and enqueue a non-blocking write of it, so the caller's memory is
+ * free as soon as upload() returns and later ops on the in-order queue see the data;
+ * cl_events.c frees the block when the write completes. On CPU devices the "transfer"
+ * is itself a memcpy by the runtime, so staging would only double it: there the write is
+ * blocking. Downloads are blocking reads, ordered after every op queued before them. The
+ * core counts every move. */
+#include "cl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static xo__cl_device *device_of(void *state, int dev) { return &((xo__cl_state *)state)->dev[dev]; }
+
+xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out)
+{
+    xo__cl_state *st = state;
+    xo__cl_device *d = device_of(state, dev);
+    *out = NULL;
+    if (bytes == 0) return st->host->set_error(XO_ERR_INVALID_ARGUMENT, "opencl: mem_alloc: bytes is 0");
+    if (d->max_alloc && bytes > d->max_alloc)
+        return st->host->set_error(XO_ERR_OUT_OF_MEMORY,
+                                   "clCreateBuffer: %zu bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu) of %s",
+                                   bytes, (unsigned long long)d->max_alloc, d->info.name);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS || !m) return xo__cl_fail(st->host, "clCreateBuffer", err);
+    *out = (xo_plugin_mem *)(uintptr_t)m;
+    return XO_OK;
+}
+
+void xo__cl_mem_free(void *state, int dev, xo_plugin_mem *mem)
+{
+    (void)state;
+    (void)dev;
+    /* OpenCL defers the release until commands that use the buffer have completed. */
+    if (mem) clReleaseMemObject(xo__cl_mem(mem));
+}
+
+xo_status xo__cl_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off, const void *src,
+                        size_t bytes)
+{
+    xo__cl_state *st = state;
+    xo__cl_device *d = device_of(state, dev);
+    if (bytes == 0) return XO_OK;
+    void *copy = d->info.kind == XO_DEVICE_CPU ? NULL : malloc(bytes);
+    cl_int err;
+    if (!copy) { /* CPU device, or no room to stage: write synchronously */
+        err = clEnqueueWriteBuffer(d->queue, xo__cl_mem(dst), CL_TRUE, dst_off, bytes, src, 0, NULL, NULL);
+        return err == CL_SUCCESS ? XO_OK : xo__cl_fail(st->host, "clEnqueueWriteBuffer", err);
+    }
+    memcpy(copy, src, bytes);
+    cl_event done = NULL;
+    err = clEnqueueWriteBuffer(d->queue, xo__cl_mem(dst), CL_FALSE, dst_off, bytes, copy, 0, NULL, &done);
+    if (err != CL_SUCCESS) {
+        free(copy);
+        return xo__cl_fail(st->host, "clEnqueueWriteBuffer", err);
+    }
+    /* Push the write to the device now rather than at the next blocking call. */
+    clFlush(d->queue);
+    pthread_mutex_lock(&d->lock);
+    xo__cl_staging_push_locked(d, done, copy, bytes);
+    pthread_mutex_unlock(&d->lock);
+    return XO_OK;
+}
+
+xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_off, void *dst, size_t bytes)
+{
+    xo__cl_state *st = state;
+    xo__cl_device *d = device_of(state, dev);
+    if (bytes == 0) return XO_OK;
+    cl_int err = clEnqueueReadBuffer(d->queue, xo__cl_mem(src), CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clEnqueueReadBuffer", err);
+    return XO_OK;
+}

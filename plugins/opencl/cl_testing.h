@@ -1,0 +1,18 @@
+/* White-box counters of the OpenCL plugin's program cache, for its tests.
+ * Process-wide totals over every context; plain C, no OpenCL headers needed. */
+#ifndef XO_CL_TESTING_H
+#define XO_CL_TESTING_H
+
+#include <stdint.h>
+
+typedef struct xo__cl_counters {
+    uint64_t builds_from_source; /* programs compiled from kernels_cl sources */
+    uint64_t cache_hits;         /* programs built from a cached binary */
+    uint64_t cache_rejected;     /* damaged entries (or binaries the driver refused) */
+    uint64_t cache_writes;       /* entries written */
+    uint64_t build_failures;     /* programs that failed to build (or a compile fault) */
+} xo__cl_counters;
+
+void xo__cl_counters_get(xo__cl_counters *out);
+
+#endif /* XO_CL_TESTING_H */

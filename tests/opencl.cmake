@@ -1,0 +1,20 @@
+# OpenCL plugin tests (run on PoCL in CI; skipped, exit 77, without an OpenCL device).
+find_package(OpenCL REQUIRED)
+find_package(CLBlast REQUIRED)
+
+# The kernel binary cache: reused by a second context; a damaged entry is rebuilt.
+xo_add_test(test_opencl_cache SOURCES test_opencl_cache.c LIBS xo_testutil m LABELS opencl
+            ENV XO_CALIBRATE=off)
+target_include_directories(test_opencl_cache PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)
+
+# Error translation: every cl_int / CLBlastStatusCode has a name and a status.
+xo_add_test(test_opencl_status SOURCES test_opencl_status.c LIBS OpenCL::OpenCL clblast LABELS opencl)
+target_include_directories(test_opencl_status PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl
+                           ${PROJECT_SOURCE_DIR}/core/include)
+target_compile_definitions(test_opencl_status PRIVATE CL_TARGET_OPENCL_VERSION=120)
+
+# No OpenCL platform at all: no devices, no error (ocl-icd reads OCL_ICD_VENDORS).
+set(_xo_no_icd_dir ${CMAKE_CURRENT_BINARY_DIR}/no-opencl-vendors)
+file(MAKE_DIRECTORY ${_xo_no_icd_dir})
+xo_add_test(test_opencl_noplatform SOURCES test_opencl_noplatform.c LIBS xo_testutil m LABELS opencl
+            ENV XO_CALIBRATE=off OCL_ICD_VENDORS=${_xo_no_icd_dir} OCL_ICD_FILENAMES=)
