@@ -1,0 +1,232 @@
+/* Residency and transfer counters on the OpenCL device (skipped without one): data
+ * moves only when a device's copy is stale, whole buffers at a time, and every move is
+ * counted on the device side. */
+#include "xo_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 4096
+#define NB (N * sizeof(float))
+
+static xo_context *g_ctx;
+static int g_ocl;
+
+static xo_stats stats(int dev)
+{
+    xo_stats s;
+    xot_assert_ok(xo_finish(g_ctx));
+    xot_assert_ok(xo_stats_get(g_ctx, dev, &s));
+    return s;
+}
+
+static void assert_host_moves_nothing(void)
+{
+    xo_stats h = stats(0);
+    assert_int_equal(h.bytes_in, 0);
+    assert_int_equal(h.bytes_out, 0);
+    assert_int_equal(h.transfers, 0);
+}
+
+static void on(const char *spec)
+{
+    xot_assert_ok(xo_set_device(g_ctx, spec));
+}
+
+static void test_repeat_moves_nothing(void **state)
+{
+    (void)state;
+    float x[N], y[N], got[N];
+    xot_fill_f(x, N, 1, -1, 1);
+    xot_fill_f(y, N, 2, -1, 1);
+    xo_buffer *bx = xot_buffer(g_ctx, x, NB), *by = xot_buffer(g_ctx, y, NB);
+    on("opencl");
+    xot_assert_ok(xo_stats_reset(g_ctx));
+    xot_assert_ok(xo_saxpy(g_ctx, N, 0.5f, bx, 0, 1, by, 0, 1));
+    xot_assert_decision(g_ctx, "saxpy", g_ocl, 1);
+    xot_ref_saxpy(N, 0.5f, x, 1, y, 1);
+    xo_stats first = stats(g_ocl);
+    assert_int_equal(first.ops, 1);
+    assert_int_equal(first.bytes_in, 2 * NB); /* both operands, whole buffers */
+    assert_int_equal(first.transfers, 2);
+    assert_int_equal(first.bytes_out, 0);
+    for (int i = 0; i < 3; i++) {
+        xot_assert_ok(xo_saxpy(g_ctx, N, 0.25f, bx, 0, 1, by, 0, 1));
+        xot_ref_saxpy(N, 0.25f, x, 1, y, 1);
+    }
+    xot_assert_ok(xo_sscal(g_ctx, N, -2.0f, by, 0, 1));
+    xot_ref_sscal(N, -2.0f, y, 1);
+    xo_stats later = stats(g_ocl);
+    assert_int_equal(later.ops, 5);
+    assert_int_equal(later.bytes_in, first.bytes_in);
+    assert_int_equal(later.transfers, first.transfers);
+    assert_int_equal(later.bytes_out, 0);
+    assert_host_moves_nothing();
+    xot_assert_ok(xo_buffer_read(by, 0, got, NB));
+    xot_assert_close_f(got, y, N, "saxpy/sscal on opencl");
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+}
+
+static void test_host_write_moves_again(void **state)
+{
+    (void)state;
+    float x[N], y[N], got[N], part[4] = {1, 2, 3, 4};
+    xot_fill_f(x, N, 3, -1, 1);
+    xot_fill_f(y, N, 4, -1, 1);
+    xo_buffer *bx = xot_buffer(g_ctx, x, NB), *by = xot_buffer(g_ctx, y, NB);
+    on("opencl");
+    xot_assert_ok(xo_saxpy(g_ctx, N, 1.0f, bx, 0, 1, by, 0, 1));
+    xot_ref_saxpy(N, 1.0f, x, 1, y, 1);
+    xot_assert_ok(xo_stats_reset(g_ctx));
+    /* a host write to part of x: the next op moves the whole of x, and only x */
+    xot_assert_ok(xo_buffer_write(bx, 8 * sizeof(float), part, sizeof part));
+    memcpy(x + 8, part, sizeof part);
+    xot_assert_ok(xo_saxpy(g_ctx, N, 1.0f, bx, 0, 1, by, 0, 1));
+    xot_ref_saxpy(N, 1.0f, x, 1, y, 1);
+    xo_stats s = stats(g_ocl);
+    assert_int_equal(s.bytes_in, NB);
+    assert_int_equal(s.transfers, 1);
+    assert_int_equal(s.bytes_out, 0);
+    /* a host write to part of y, whose only current copy is on the device: the rest of y
+     * must survive (y comes back, is patched, and goes out again) */
+    xot_assert_ok(xo_buffer_write(by, 100 * sizeof(float), part, sizeof part));
+    memcpy(y + 100, part, sizeof part);
+    xot_assert_ok(xo_sscal(g_ctx, N, 3.0f, by, 0, 1));
+    xot_ref_sscal(N, 3.0f, y, 1);
+    xot_assert_ok(xo_buffer_read(by, 0, got, NB));
+    xot_assert_close_f(got, y, N, "partial host writes between device ops");
+    assert_host_moves_nothing();
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+}
+
+static void test_chain_between_devices(void **state)
+{
+    (void)state;
+    float x[N], y[N], z[N], got[N];
+    xot_fill_f(x, N, 5, -1, 1);
+    xot_fill_f(y, N, 6, -1, 1);
+    xo_buffer *bx = xot_buffer(g_ctx, x, NB), *by = xot_buffer(g_ctx, y, NB);
+    xo_buffer *bz = xot_buffer(g_ctx, NULL, NB);
+    for (int round = 0; round < 2; round++) {
+        on("cpu");
+        xot_assert_ok(xo_saxpy(g_ctx, N, 2.0f, bx, 0, 1, by, 0, 1));
+        xot_assert_decision(g_ctx, "saxpy", 0, 1);
+        xot_ref_saxpy(N, 2.0f, x, 1, y, 1);
+        on("opencl");
+        xot_assert_ok(xo_sscal(g_ctx, N, 0.5f, by, 0, 1));
+        xot_assert_decision(g_ctx, "sscal", g_ocl, 1);
+        xot_ref_sscal(N, 0.5f, y, 1);
+        on("cpu");
+        xot_assert_ok(xo_sbinary(g_ctx, XO_ADD, N, by, 0, bx, 0, bz, 0));
+        xot_assert_decision(g_ctx, "sbinary", 0, 1);
+        xot_ref_sbinary(XO_ADD, N, y, x, z);
+        on("opencl");
+        xot_assert_ok(xo_sunary(g_ctx, XO_TANH, N, bz, 0, bz, 0));
+        xot_assert_decision(g_ctx, "sunary", g_ocl, 1);
+        xot_ref_sunary(XO_TANH, N, z, z);
+        xot_assert_ok(xo_sbinary(g_ctx, XO_MUL, N, bz, 0, by, 0, by, 0));
+        xot_ref_sbinary(XO_MUL, N, z, y, y);
+    }
+    xot_assert_ok(xo_buffer_read(bz, 0, got, NB));
+    xot_assert_close_f(got, z, N, "z after cpu/opencl chain");
+    xot_assert_ok(xo_buffer_read(by, 0, got, NB));
+    xot_assert_close_f(got, y, N, "y after cpu/opencl chain");
+    xot_assert_ok(xo_buffer_read(bx, 0, got, NB));
+    xot_assert_close_f(got, x, N, "x after cpu/opencl chain");
+    assert_host_moves_nothing();
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+    xo_buffer_destroy(bz);
+}
+
+static void test_reads(void **state)
+{
+    (void)state;
+    float x[N], y[N], got[N];
+    xot_fill_f(x, N, 7, -1, 1);
+    xot_fill_f(y, N, 8, -1, 1);
+    xo_buffer *bx = xot_buffer(g_ctx, x, NB), *by = xot_buffer(g_ctx, y, NB);
+    on("opencl");
+    xot_assert_ok(xo_saxpy(g_ctx, N, -1.0f, bx, 0, 1, by, 0, 1));
+    xot_ref_saxpy(N, -1.0f, x, 1, y, 1);
+    xot_assert_ok(xo_stats_reset(g_ctx));
+    /* x was never written on the device: its host copy is current, reading moves nothing */
+    xot_assert_ok(xo_buffer_read(bx, 0, got, NB));
+    xo_stats s = stats(g_ocl);
+    assert_int_equal(s.bytes_out, 0);
+    assert_int_equal(s.transfers, 0);
+    /* y lives only on the device: the first read downloads it (the whole buffer, even
+     * for a part), the second moves nothing */
+    xot_assert_ok(xo_buffer_read(by, 4 * sizeof(float), got, 16 * sizeof(float)));
+    xot_assert_close_f(got, y + 4, 16, "partial read of a device result");
+    s = stats(g_ocl);
+    assert_int_equal(s.bytes_out, NB);
+    assert_int_equal(s.transfers, 1);
+    xot_assert_ok(xo_buffer_read(by, 0, got, NB));
+    xot_assert_close_f(got, y, N, "read of a device result");
+    xo_stats again = stats(g_ocl);
+    assert_int_equal(again.bytes_out, NB);
+    assert_int_equal(again.transfers, 1);
+    assert_int_equal(again.bytes_in, 0);
+    /* the device copy stays current after the download: another op moves nothing in */
+    xot_assert_ok(xo_saxpy(g_ctx, N, 1.0f, bx, 0, 1, by, 0, 1));
+    again = stats(g_ocl);
+    assert_int_equal(again.bytes_in, 0);
+    assert_host_moves_nothing();
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+}
+
+static void test_op_counters(void **state)
+{
+    (void)state;
+    float x[N];
+    xot_fill_f(x, N, 9, -1, 1);
+    xo_buffer *bx = xot_buffer(g_ctx, x, NB), *bo = xot_buffer(g_ctx, NULL, 16);
+    xot_assert_ok(xo_stats_reset(g_ctx));
+    xo_stats s = stats(g_ocl);
+    assert_int_equal(s.ops, 0);
+    assert_int_equal(s.bytes_in, 0);
+    on("opencl");
+    xot_assert_ok(xo_sscal(g_ctx, N, 1.0f, bx, 0, 1));
+    xot_assert_ok(xo_snrm2(g_ctx, N, bx, 0, 1, bo, 0));
+    xot_assert_ok(xo_sreduce(g_ctx, XO_SUM, N, bx, 0, bo, 1));
+    on("cpu");
+    xot_assert_ok(xo_sscal(g_ctx, N, 1.0f, bx, 0, 1));
+    xot_assert_ok(xo_sreduce(g_ctx, XO_MAX_ELEMENT, N, bx, 0, bo, 2));
+    assert_int_equal(stats(g_ocl).ops, 3);
+    assert_int_equal(stats(0).ops, 2);
+    assert_int_equal(stats(g_ocl).fallbacks, 0);
+    assert_true(stats(g_ocl).busy_us > 0);
+    /* the CPU needed the device's results (bx, bo): counted as downloads on the device */
+    assert_int_equal(stats(g_ocl).bytes_out, NB + 16);
+    assert_host_moves_nothing();
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(bo);
+}
+
+int main(void)
+{
+    if (xo_context_create(&g_ctx) != XO_OK) {
+        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
+        return 1;
+    }
+    if (xo_device_find(g_ctx, "opencl", &g_ocl) != XO_OK) {
+        printf("no OpenCL device: skipped\n");
+        xo_context_destroy(g_ctx);
+        return XOT_EXIT_SKIP;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeat_moves_nothing),
+        cmocka_unit_test(test_host_write_moves_again),
+        cmocka_unit_test(test_chain_between_devices),
+        cmocka_unit_test(test_reads),
+        cmocka_unit_test(test_op_counters),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    xo_context_destroy(g_ctx);
+    return failed;
+}

@@ -1,0 +1,396 @@
+/* Shared utilities of the core test suite (see xo_test.h). */
+#include "xo_test.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- random data ------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *state, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) p[i] = (float)uniform(&s, lo, hi);
+}
+
+void xot_fill_d(double *p, size_t n, uint64_t seed, double lo, double hi)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) p[i] = uniform(&s, lo, hi);
+}
+
+/* ---- reference loops ---------------------------------------------------------- */
+
+static size_t at(xo_layout layout, size_t r, size_t c, size_t ld)
+{
+    return layout == XO_ROW_MAJOR ? r * ld + c : r + c * ld;
+}
+
+size_t xot_span(size_t n, size_t inc)
+{
+    return n == 0 ? 0 : 1 + (n - 1) * inc;
+}
+
+size_t xot_mat_span(xo_layout layout, size_t r, size_t c, size_t ld)
+{
+    if (r == 0 || c == 0) return 0;
+    return at(layout, r - 1, c - 1, ld) + 1;
+}
+
+static double unary1(xo_unary_op op, double v)
+{
+    switch (op) {
+    case XO_RELU: return v > 0 ? v : 0;
+    case XO_TANH: return tanh(v);
+    case XO_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case XO_EXP: return exp(v);
+    case XO_NEG: return -v;
+    case XO_SQUARE: return v * v;
+    case XO_RELU_GRAD: return v > 0 ? 1 : 0;
+    case XO_TANH_GRAD: return 1 - v * v;
+    case XO_SIGMOID_GRAD: return v * (1 - v);
+    }
+    return NAN;
+}
+
+static double binary1(xo_binary_op op, double a, double b)
+{
+    switch (op) {
+    case XO_ADD: return a + b;
+    case XO_SUB: return a - b;
+    case XO_MUL: return a * b;
+    case XO_DIV: return a / b;
+    case XO_MAX: return a > b ? a : b;
+    }
+    return NAN;
+}
+
+#define XOT_REF_DEF(T, p)                                                                     \
+    void xot_ref_##p##gemm(xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,     \
+                           size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b,   \
+                           size_t ldb, T beta, T *c, size_t ldc)                              \
+    {                                                                                         \
+        for (size_t i = 0; i < m; i++)                                                        \
+            for (size_t j = 0; j < n; j++) {                                                  \
+                double s = 0;                                                                 \
+                for (size_t l = 0; l < k; l++) {                                              \
+                    double av = ta == XO_NO_TRANS ? a[at(layout, i, l, lda)]                  \
+                                                  : a[at(layout, l, i, lda)];                 \
+                    double bv = tb == XO_NO_TRANS ? b[at(layout, l, j, ldb)]                  \
+                                                  : b[at(layout, j, l, ldb)];                 \
+                    s += av * bv;                                                             \
+                }                                                                             \
+                T *cv = &c[at(layout, i, j, ldc)];                                            \
+                *cv = (T)(beta == 0 ? alpha * s : alpha * s + (double)beta * *cv);            \
+            }                                                                                 \
+    }                                                                                         \
+    void xot_ref_##p##gemv(xo_layout layout, xo_transpose ta, size_t m, size_t n, T alpha,    \
+                           const T *a, size_t lda, const T *x, size_t incx, T beta, T *y,     \
+                           size_t incy)                                                       \
+    {                                                                                         \
+        size_t leny = ta == XO_NO_TRANS ? m : n, lenx = ta == XO_NO_TRANS ? n : m;            \
+        for (size_t i = 0; i < leny; i++) {                                                   \
+            double s = 0;                                                                     \
+            for (size_t j = 0; j < lenx; j++) {                                               \
+                double av = ta == XO_NO_TRANS ? a[at(layout, i, j, lda)]                      \
+                                              : a[at(layout, j, i, lda)];                     \
+                s += av * x[j * incx];                                                        \
+            }                                                                                 \
+            T *yv = &y[i * incy];                                                             \
+            *yv = (T)(beta == 0 ? alpha * s : alpha * s + (double)beta * *yv);                \
+        }                                                                                     \
+    }                                                                                         \
+    void xot_ref_##p##axpy(size_t n, T alpha, const T *x, size_t incx, T *y, size_t incy)     \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++)                                                        \
+            y[i * incy] = (T)((double)alpha * x[i * incx] + y[i * incy]);                     \
+    }                                                                                         \
+    void xot_ref_##p##scal(size_t n, T alpha, T *x, size_t incx)                              \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) x[i * incx] = (T)((double)alpha * x[i * incx]);        \
+    }                                                                                         \
+    T xot_ref_##p##dot(size_t n, const T *x, size_t incx, const T *y, size_t incy)            \
+    {                                                                                         \
+        double s = 0;                                                                         \
+        for (size_t i = 0; i < n; i++) s += (double)x[i * incx] * y[i * incy];                \
+        return (T)s;                                                                          \
+    }                                                                                         \
+    T xot_ref_##p##nrm2(size_t n, const T *x, size_t incx)                                    \
+    {                                                                                         \
+        double s = 0;                                                                         \
+        for (size_t i = 0; i < n; i++) s += (double)x[i * incx] * x[i * incx];                \
+        return (T)sqrt(s);                                                                    \
+    }                                                                                         \
+    void xot_ref_##p##unary(xo_unary_op op, size_t n, const T *x, T *y)                       \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) y[i] = (T)unary1(op, x[i]);                            \
+    }                                                                                         \
+    void xot_ref_##p##binary(xo_binary_op op, size_t n, const T *a, const T *b, T *c)         \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) c[i] = (T)binary1(op, a[i], b[i]);                     \
+    }                                                                                         \
+    void xot_ref_##p##bias(size_t rows, size_t cols, T *a, size_t lda, const T *bias)         \
+    {                                                                                         \
+        for (size_t i = 0; i < rows; i++)                                                     \
+            for (size_t j = 0; j < cols; j++) a[i * lda + j] = (T)((double)a[i * lda + j] + bias[j]); \
+    }                                                                                         \
+    T xot_ref_##p##reduce(xo_reduce_op op, size_t n, const T *x)                              \
+    {                                                                                         \
+        if (op == XO_SUM) {                                                                   \
+            double s = 0;                                                                     \
+            for (size_t i = 0; i < n; i++) s += x[i];                                         \
+            return (T)s;                                                                      \
+        }                                                                                     \
+        T m = n ? x[0] : (T)0;                                                                \
+        for (size_t i = 1; i < n; i++)                                                        \
+            if (x[i] > m) m = x[i];                                                           \
+        return m;                                                                             \
+    }
+
+XOT_REF_DEF(float, s)
+XOT_REF_DEF(double, d)
+#undef XOT_REF_DEF
+
+/* ---- comparison ---------------------------------------------------------------- */
+
+static int close1(double g, double w, double tol)
+{
+    if (isnan(w) || isnan(g)) return isnan(w) && isnan(g);
+    if (isinf(w) || isinf(g)) return g == w;
+    double scale = fabs(w) > 1.0 ? fabs(w) : 1.0;
+    return fabs(g - w) <= tol * scale;
+}
+
+long xot_first_mismatch_f(const float *got, const float *want, size_t n, double tol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!close1(got[i], want[i], tol)) return (long)i;
+    return -1;
+}
+
+long xot_first_mismatch_d(const double *got, const double *want, size_t n, double tol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!close1(got[i], want[i], tol)) return (long)i;
+    return -1;
+}
+
+void xot_assert_close_f_(const float *got, const float *want, size_t n, const char *what,
+                         const char *file, int line)
+{
+    long i = xot_first_mismatch_f(got, want, n, XOT_TOL_F);
+    if (i >= 0) {
+        print_error("%s:%d: %s: element %ld of %zu: got %.9g want %.9g\n", file, line, what, i,
+                    n, (double)got[i], (double)want[i]);
+        fail();
+    }
+}
+
+void xot_assert_close_d_(const double *got, const double *want, size_t n, const char *what,
+                         const char *file, int line)
+{
+    long i = xot_first_mismatch_d(got, want, n, XOT_TOL_D);
+    if (i >= 0) {
+        print_error("%s:%d: %s: element %ld of %zu: got %.17g want %.17g\n", file, line, what,
+                    i, n, got[i], want[i]);
+        fail();
+    }
+}
+
+void xot_assert_status_(xo_status st, xo_status want, const char *expr, const char *file, int line)
+{
+    if (st != want) {
+        print_error("%s:%d: %s returned %s, want %s (last error: \"%s\")\n", file, line, expr,
+                    xo_status_string(st), xo_status_string(want), xo_last_error());
+        fail();
+    }
+}
+
+int xot_contains(const char *hay, const char *needle)
+{
+    if (!hay || !needle) return 0;
+    size_t n = strlen(needle);
+    for (const char *h = hay; *h; h++) {
+        size_t i = 0;
+        while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
+}
+
+int xot_contains_any(const char *hay, const char *alts)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", alts);
+    char *save = NULL;
+    for (char *t = strtok_r(tmp, "|", &save); t; t = strtok_r(NULL, "|", &save))
+        if (xot_contains(hay, t)) return 1;
+    return 0;
+}
+
+static int word_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+static int has_one_word(const char *hay, const char *w)
+{
+    size_t n = strlen(w);
+    if (n == 0) return 0;
+    for (const char *h = hay; *h; h++) {
+        if (h > hay && word_char(h[-1])) continue;
+        if (strncasecmp(h, w, n) == 0 && !word_char(h[n])) return 1;
+    }
+    return 0;
+}
+
+int xot_has_word(const char *hay, const char *alts)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", alts);
+    char *save = NULL;
+    if (!hay) return 0;
+    for (char *t = strtok_r(tmp, "|", &save); t; t = strtok_r(NULL, "|", &save))
+        if (has_one_word(hay, t)) return 1;
+    return 0;
+}
+
+/* ---- buffers --------------------------------------------------------------------- */
+
+xo_buffer *xot_buffer(xo_context *ctx, const void *data, size_t bytes)
+{
+    xo_buffer *b = NULL;
+    xot_assert_ok(xo_buffer_create(ctx, bytes, &b));
+    assert_non_null(b);
+    if (data) xot_assert_ok(xo_buffer_write(b, 0, data, bytes));
+    return b;
+}
+
+void *xot_read_all(xo_buffer *b)
+{
+    size_t n = xo_buffer_size(b);
+    void *p = malloc(n ? n : 1);
+    assert_non_null(p);
+    xot_assert_ok(xo_buffer_read(b, 0, p, n));
+    return p;
+}
+
+void xot_snap_take(xot_snap *s, xo_buffer *const *bufs, int n)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < n && i < XOT_SNAP_MAX; i++) {
+        s->buf[i] = bufs[i];
+        s->bytes[i] = xo_buffer_size(bufs[i]);
+        s->data[i] = xot_read_all(bufs[i]);
+        s->n = i + 1;
+    }
+}
+
+int xot_snap_changed(const xot_snap *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        unsigned char *now = malloc(s->bytes[i]);
+        if (!now) return i;
+        xo_status st = xo_buffer_read(s->buf[i], 0, now, s->bytes[i]);
+        int diff = st != XO_OK || memcmp(now, s->data[i], s->bytes[i]) != 0;
+        free(now);
+        if (diff) return i;
+    }
+    return -1;
+}
+
+void xot_snap_free(xot_snap *s)
+{
+    for (int i = 0; i < s->n; i++) free(s->data[i]);
+    s->n = 0;
+}
+
+/* ---- devices -------------------------------------------------------------------- */
+
+void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap)
+{
+    xo_device_info info, other;
+    xot_assert_ok(xo_device_get_info(ctx, dev, &info));
+    int idx = 0;
+    for (int d = 0; d < dev; d++) {
+        xot_assert_ok(xo_device_get_info(ctx, d, &other));
+        if (strcmp(other.plugin, info.plugin) == 0) idx++;
+    }
+    snprintf(out, cap, "%s:%d", info.plugin, idx);
+}
+
+void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,
+                          const char *file, int line)
+{
+    xo_decision d;
+    memset(&d, 0x5a, sizeof d);
+    xo_status st = xo_last_decision(ctx, &d);
+    if (st != XO_OK) {
+        print_error("%s:%d: xo_last_decision: %s\n", file, line, xo_status_string(st));
+        fail();
+    }
+    if (strncmp(d.op, op, sizeof d.op) != 0 || (dev >= 0 && d.device != dev) ||
+        (dev < 0 && (d.device < 0 || d.device >= xo_device_count(ctx))) || d.forced != forced) {
+        print_error("%s:%d: last decision op=\"%.32s\" device=%d forced=%d, want op=\"%s\" "
+                    "device=%d forced=%d\n",
+                    file, line, d.op, d.device, d.forced, op, dev, forced);
+        fail();
+    }
+}
+
+/* ---- output capture (fd level) ---------------------------------------------------- */
+
+int xot_capture_begin(xot_capture *c, int fd)
+{
+    fflush(NULL);
+    c->fd = fd;
+    FILE *f = tmpfile(); /* anonymous, removed when closed */
+    if (!f) return -1;
+    c->tmp = dup(fileno(f));
+    fclose(f);
+    if (c->tmp < 0) return -1;
+    c->saved = dup(fd);
+    if (c->saved < 0 || dup2(c->tmp, fd) < 0) return -1;
+    return 0;
+}
+
+char *xot_capture_end(xot_capture *c)
+{
+    fflush(NULL);
+    dup2(c->saved, c->fd);
+    close(c->saved);
+    off_t len = lseek(c->tmp, 0, SEEK_END);
+    if (len < 0) len = 0;
+    char *text = malloc((size_t)len + 1);
+    if (!text) {
+        close(c->tmp);
+        return NULL;
+    }
+    lseek(c->tmp, 0, SEEK_SET);
+    size_t got = 0;
+    while (got < (size_t)len) {
+        ssize_t r = read(c->tmp, text + got, (size_t)len - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    text[got] = '\0';
+    close(c->tmp);
+    return text;
+}

@@ -1,0 +1,127 @@
+/* Shared utilities of the core test suite, written against the public API only:
+ * reference loops for every op (float and double), seeded random fill, relative
+ * comparison, buffer helpers, buffer snapshots and stdout/stderr capture.
+ *
+ * Reference loops take pointers that already include the element offset; strides,
+ * leading dimensions, layouts and transposes follow CBLAS. They accumulate in double. */
+#ifndef XO_TEST_H
+#define XO_TEST_H
+
+#include <crossover.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define XOT_TOL_F 1e-4
+#define XOT_TOL_D 1e-10
+#define XOT_EXIT_SKIP 77
+
+/* ---- random data ------------------------------------------------------------ */
+
+void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi);
+void xot_fill_d(double *p, size_t n, uint64_t seed, double lo, double hi);
+
+/* ---- reference loops ---------------------------------------------------------- */
+
+#define XOT_REF_DECL(T, p)                                                                   \
+    void xot_ref_##p##gemm(xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,   \
+                           size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b, \
+                           size_t ldb, T beta, T *c, size_t ldc);                           \
+    void xot_ref_##p##gemv(xo_layout layout, xo_transpose ta, size_t m, size_t n, T alpha,  \
+                           const T *a, size_t lda, const T *x, size_t incx, T beta, T *y,   \
+                           size_t incy);                                                    \
+    void xot_ref_##p##axpy(size_t n, T alpha, const T *x, size_t incx, T *y, size_t incy);  \
+    void xot_ref_##p##scal(size_t n, T alpha, T *x, size_t incx);                           \
+    T xot_ref_##p##dot(size_t n, const T *x, size_t incx, const T *y, size_t incy);         \
+    T xot_ref_##p##nrm2(size_t n, const T *x, size_t incx);                                 \
+    void xot_ref_##p##unary(xo_unary_op op, size_t n, const T *x, T *y);                    \
+    void xot_ref_##p##binary(xo_binary_op op, size_t n, const T *a, const T *b, T *c);      \
+    void xot_ref_##p##bias(size_t rows, size_t cols, T *a, size_t lda, const T *bias);      \
+    T xot_ref_##p##reduce(xo_reduce_op op, size_t n, const T *x);
+
+XOT_REF_DECL(float, s)
+XOT_REF_DECL(double, d)
+#undef XOT_REF_DECL
+
+/* Elements a CBLAS-style strided vector of n elements spans: 1 + (n-1)*inc (0 if n = 0). */
+size_t xot_span(size_t n, size_t inc);
+/* Elements a matrix of r x c stored with leading dimension ld spans in `layout`. */
+size_t xot_mat_span(xo_layout layout, size_t r, size_t c, size_t ld);
+
+/* ---- comparison ---------------------------------------------------------------- */
+
+/* Index of the first element where |got - want| > tol * max(1, |want|) (NaN must match
+ * NaN), or -1 when all agree. */
+long xot_first_mismatch_f(const float *got, const float *want, size_t n, double tol);
+long xot_first_mismatch_d(const double *got, const double *want, size_t n, double tol);
+
+/* cmocka assertions with a readable message (what, index, got, want). */
+void xot_assert_close_f_(const float *got, const float *want, size_t n, const char *what,
+                         const char *file, int line);
+void xot_assert_close_d_(const double *got, const double *want, size_t n, const char *what,
+                         const char *file, int line);
+#define xot_assert_close_f(got, want, n, what) \
+    xot_assert_close_f_((got), (want), (n), (what), __FILE__, __LINE__)
+#define xot_assert_close_d(got, want, n, what) \
+    xot_assert_close_d_((got), (want), (n), (what), __FILE__, __LINE__)
+
+/* Assert `st` is `want`, printing xo_last_error() otherwise. */
+void xot_assert_status_(xo_status st, xo_status want, const char *expr, const char *file, int line);
+#define xot_assert_status(expr, want) \
+    xot_assert_status_((expr), (want), #expr, __FILE__, __LINE__)
+#define xot_assert_ok(expr) xot_assert_status_((expr), XO_OK, #expr, __FILE__, __LINE__)
+
+/* 1 if `hay` contains `needle` ignoring case. */
+int xot_contains(const char *hay, const char *needle);
+/* 1 if `hay` contains any of the '|'-separated alternatives in `alts`. */
+int xot_contains_any(const char *hay, const char *alts);
+/* 1 if `hay` contains one of the '|'-separated alternatives in `alts` as a whole word
+ * (not preceded or followed by a letter, digit or '_'), ignoring case. */
+int xot_has_word(const char *hay, const char *alts);
+
+/* ---- buffers --------------------------------------------------------------------- */
+
+/* A buffer of `bytes` holding `data` (NULL: zero-filled). Fails the test on error. */
+xo_buffer *xot_buffer(xo_context *ctx, const void *data, size_t bytes);
+/* Read the whole buffer into a fresh malloc'ed block (caller frees). */
+void *xot_read_all(xo_buffer *b);
+
+/* Snapshot of the contents of up to XOT_SNAP_MAX buffers. */
+#define XOT_SNAP_MAX 16
+typedef struct xot_snap {
+    int n;
+    xo_buffer *buf[XOT_SNAP_MAX];
+    unsigned char *data[XOT_SNAP_MAX];
+    size_t bytes[XOT_SNAP_MAX];
+} xot_snap;
+void xot_snap_take(xot_snap *s, xo_buffer *const *bufs, int n);
+/* Index of the first buffer whose contents differ from the snapshot, or -1. */
+int xot_snap_changed(const xot_snap *s);
+void xot_snap_free(xot_snap *s);
+
+/* ---- devices -------------------------------------------------------------------- */
+
+/* Spec naming device `dev` by plugin and index among that plugin's devices ("opencl:1"). */
+void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap);
+/* Assert the calling thread's last decision ran `op` on `dev` (dev < 0: any device)
+ * with the given forced flag. */
+void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,
+                          const char *file, int line);
+#define xot_assert_decision(ctx, op, dev, forced) \
+    xot_assert_decision_((ctx), (op), (dev), (forced), __FILE__, __LINE__)
+
+/* ---- output capture (fd level) ---------------------------------------------------- */
+
+typedef struct xot_capture {
+    int fd;       /* the captured fd (1 or 2) */
+    int saved;    /* dup of the original */
+    int tmp;      /* temporary file receiving the output */
+} xot_capture;
+int xot_capture_begin(xot_capture *c, int fd);
+/* Restore the fd and return what was written (malloc'ed, NUL-terminated). */
+char *xot_capture_end(xot_capture *c);
+
+#endif /* XO_TEST_H */
