@@ -80,7 +80,7 @@ static xo_status run_gemv(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
     return XO_OK;
 }
 
-xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
 {
     const int dbl = op->dtype == XO_F64;
     const xo_operand *a = op->arg;
@@ -165,4 +165,17 @@ xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
     xo__cl_timing_push_locked(d, NULL, ev, token);
     pthread_mutex_unlock(&d->lock);
     return XO_OK;
+}
+
+/* CLBlast 1.5.3 (Debian 12) keeps process-wide caches that are not safe to use from
+ * several threads at once (CLBlast issue 486): every call goes through one lock. The
+ * calls only enqueue work, so the lock is held for microseconds. */
+pthread_mutex_t xo__clblast_lock = PTHREAD_MUTEX_INITIALIZER;
+
+xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+{
+    pthread_mutex_lock(&xo__clblast_lock);
+    xo_status r = run_blas(st, d, op, token);
+    pthread_mutex_unlock(&xo__clblast_lock);
+    return r;
 }

@@ -127,4 +127,6 @@ int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size);
 
+/* Serialises every CLBlast call in the process (cl_blas.c). */
+extern pthread_mutex_t xo__clblast_lock;
 #endif /* XO_CL_INTERNAL_H */

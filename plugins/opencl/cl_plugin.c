@@ -141,7 +141,11 @@ static void vt_shutdown(void *state)
     for (int i = 0; i < st->ndev; i++) device_close(&st->dev[i]);
     free(st);
     pthread_mutex_lock(&g_live_lock);
-    if (--g_live == 0) CLBlastClearCache();
+    if (--g_live == 0) {
+        pthread_mutex_lock(&xo__clblast_lock);
+        CLBlastClearCache();
+        pthread_mutex_unlock(&xo__clblast_lock);
+    }
     pthread_mutex_unlock(&g_live_lock);
 }
 
