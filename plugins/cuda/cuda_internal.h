@@ -1,0 +1,135 @@
+/* Internal state of the CUDA plugin, shared by its files:
+ *   cuda_loader.c   dlopen of libcuda / libcublas (symbol tables in cuda_api.h)
+ *   cuda_status.c   CUresult / cublasStatus_t -> xo_status
+ *   cuda_plugin.c   the vtable: init, shutdown, device_info, supports, finish
+ *   cuda_device.c   opening / closing one device (context, stream), and on first need
+ *                   its cuBLAS handle and kernel module
+ *   cuda_memory.c   mem_alloc, mem_free, upload, download (pinned staging)
+ *   cuda_ops.c      run(): cuBLAS calls and kernel launches, per-op timing events
+ * Every entry that touches a device takes that device's lock and makes its primary
+ * context current (xo__cuda_enter / xo__cuda_leave) for the duration of the call. */
+#ifndef XO_CUDA_INTERNAL_H
+#define XO_CUDA_INTERNAL_H
+
+#include <crossover/plugin.h>
+
+#include "cuda_api.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define XO_CUDA_MAX_DEVICES 16
+#define XO_CUDA_BLOCK 256               /* threads per block; matches the .cu file */
+#define XO_CUDA_MAX_GRID 65535u         /* grid-stride kernels: any grid is correct */
+#define XO_CUDA_REDUCE_BLOCKS 1024u     /* first-pass partials of a reduction */
+#define XO_CUDA_TIMING_SLOTS 256        /* bounded ring of per-op event pairs */
+#define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
+#define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
+
+/* Our kernels, by kind; each has an f32 and an f64 variant ("xo_unary_f32", ...). */
+typedef enum xo__cuda_kernel {
+    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_COUNT
+} xo__cuda_kernel;
+extern const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2];
+
+struct xo_plugin_mem {
+    CUdeviceptr ptr;
+    size_t bytes;
+};
+
+typedef struct xo__cuda_timing {
+    CUevent start, end; /* created lazily, timing enabled */
+    uint64_t token;
+} xo__cuda_timing;
+
+typedef struct xo__cuda_staging {
+    void *host;  /* pinned, XO_CUDA_STAGING_BYTES; NULL until first use */
+    CUevent done; /* recorded after the copy that uses `host` */
+    int pending;  /* `done` recorded and not yet waited for */
+} xo__cuda_staging;
+
+typedef struct xo__cuda_device {
+    pthread_mutex_t lock;
+    int lock_init;
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;        /* primary context, retained */
+    int ctx_retained;
+    CUstream stream;      /* every op, copy and event of this device goes here */
+    /* Created on first need (supports() or run()): 0 not tried, 1 ready, -1 failed
+     * (the ops that need it are then ineligible on this device). */
+    int blas_state, kernels_state;
+    cublasHandle_t blas;  /* when blas_state == 1 */
+    CUmodule module;      /* when kernels_state == 1 */
+    CUfunction fn[XO_CUDA_K_COUNT][2];
+    CUdeviceptr scratch;  /* XO_CUDA_REDUCE_BLOCKS doubles of reduction partials */
+
+    xo__cuda_staging staging[XO_CUDA_STAGING_SLOTS];
+    int staging_next;     /* slot for the next chunk */
+    int staging_broken;   /* pinned allocation failed: copy directly, synchronously */
+
+    xo__cuda_timing timing[XO_CUDA_TIMING_SLOTS];
+    int timing_head, timing_count;
+    int timing_broken;    /* event creation failed: no device timings */
+
+    char name[128];
+    int cc_major, cc_minor, sm_count, integrated;
+    size_t total_mem;
+} xo__cuda_device;
+
+typedef struct xo__cuda_state {
+    const xo_plugin_host *host;
+    int driver_version;   /* cuDriverGetVersion: 13000 = 13.0 */
+    char cublas_version[24]; /* "cuBLAS 13.0.2" or "no cuBLAS", for device_info */
+    int ndev;
+    xo__cuda_device dev[XO_CUDA_MAX_DEVICES];
+} xo__cuda_state;
+
+/* cuda_status.c: XO_OK on success, else set the thread's error detail to
+ * "CALL: NAME (code)" through host->set_error and return the mapped status. */
+xo_status xo__cuda_check(const xo_plugin_host *host, CUresult r, const char *call);
+xo_status xo__cublas_check(const xo_plugin_host *host, cublasStatus_t s, const char *call);
+
+/* Call a driver / cuBLAS entry through the symbol table and check it, naming it:
+ *   XO_CU(st, cuMemAlloc_v2, (&ptr, bytes))  ->  xo_status */
+#define XO_CU(st, fn, args) xo__cuda_check((st)->host, xo__cu.fn args, #fn)
+#define XO_CUBLAS(st, fn, args) xo__cublas_check((st)->host, xo__cublas.fn args, #fn)
+#define XO_CUDA_TRY(expr)                       \
+    do {                                        \
+        xo_status xo__cuda_st_ = (expr);        \
+        if (xo__cuda_st_ != XO_OK) return xo__cuda_st_; \
+    } while (0)
+
+/* cuda_device.c */
+xo_status xo__cuda_device_open(xo__cuda_state *st, xo__cuda_device *d, int ordinal);
+void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d);
+/* Lock `d` and make its context current on this thread; on failure nothing is held. */
+xo_status xo__cuda_enter(xo__cuda_state *st, xo__cuda_device *d);
+void xo__cuda_leave(xo__cuda_device *d);
+/* Make cuBLAS (blas = 1) or our kernels (blas = 0) ready on `d` on first need; 1 if
+ * usable. _locked: inside xo__cuda_enter/leave. */
+int xo__cuda_ready_locked(xo__cuda_state *st, xo__cuda_device *d, int blas);
+int xo__cuda_ready(xo__cuda_state *st, xo__cuda_device *d, int blas);
+/* The device `dev` of the state, or NULL (error set) when out of range. */
+xo__cuda_device *xo__cuda_device_at(xo__cuda_state *st, int dev, const char *fn);
+
+/* The embedded fatbin (generated from kernels/xo_cuda_kernels.cu). */
+const unsigned char *xo__cuda_fatbin(size_t *out_size);
+
+/* cuda_memory.c */
+xo_status xo__cuda_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out);
+void xo__cuda_mem_free(void *state, int dev, xo_plugin_mem *mem);
+xo_status xo__cuda_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off,
+                          const void *src, size_t bytes);
+xo_status xo__cuda_download(void *state, int dev, xo_plugin_mem *src, size_t src_off,
+                            void *dst, size_t bytes);
+/* Release the staging buffers of `d` (context current, stream idle). */
+void xo__cuda_staging_release(xo__cuda_device *d);
+
+/* cuda_ops.c */
+xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t token);
+int xo__cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max);
+/* Destroy the timing events of `d` (context current). */
+void xo__cuda_timing_release(xo__cuda_device *d);
+
+#endif /* XO_CUDA_INTERNAL_H */

@@ -1,0 +1,140 @@
+/* The CUDA plugin's vtable: discovery, device identity, eligibility, finish.
+ *
+ * The driver (libcuda.so.1) and cuBLAS are loaded at run time (cuda_loader.c). A
+ * machine without them, a failing cuInit or zero devices is not an error: init returns
+ * XO_OK with no devices and prints nothing (the reason goes to XO_LOG=info). */
+#include "cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static xo_status cuda_init(const xo_plugin_host *host, void **out_state, int *out_ndevices)
+{
+    *out_state = NULL;
+    *out_ndevices = 0;
+
+    const xo__cuda_libs *libs = xo__cuda_load();
+    if (!libs->driver) {
+        host->log(XO_LOG_INFO, "cuda: no driver: %s", libs->driver_note);
+        return XO_OK;
+    }
+    host->log(XO_LOG_DEBUG, "cuda: driver: %s; cuBLAS: %s", libs->driver_note, libs->cublas_note);
+
+    CUresult r = xo__cu.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        host->log(XO_LOG_INFO, "cuda: cuInit: %s (%d); no CUDA devices", xo__cuda_result_name(r), r);
+        return XO_OK;
+    }
+    int count = 0;
+    r = xo__cu.cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS || count <= 0) {
+        host->log(XO_LOG_INFO, "cuda: cuDeviceGetCount: %s, %d devices", xo__cuda_result_name(r), count);
+        return XO_OK;
+    }
+    if (count > XO_CUDA_MAX_DEVICES) {
+        host->log(XO_LOG_WARN, "cuda: using the first %d of %d devices", XO_CUDA_MAX_DEVICES, count);
+        count = XO_CUDA_MAX_DEVICES;
+    }
+
+    xo__cuda_state *st = calloc(1, sizeof *st);
+    if (!st) return host->set_error(XO_ERR_OUT_OF_MEMORY, "cuda init: out of host memory");
+    st->host = host;
+    if (xo__cu.cuDriverGetVersion(&st->driver_version) != CUDA_SUCCESS) st->driver_version = 0;
+
+    for (int i = 0; i < count; i++) {
+        xo__cuda_device *d = &st->dev[st->ndev];
+        if (xo__cuda_device_open(st, d, i) == XO_OK) st->ndev++; /* failures are logged */
+        else xo__cuda_device_close(st, d);
+    }
+    if (libs->cublas) {
+        int major = 0, minor = 0, patch = 0;
+        (void)xo__cublas.cublasGetProperty(XO_CUDA_MAJOR_VERSION, &major);
+        (void)xo__cublas.cublasGetProperty(XO_CUDA_MINOR_VERSION, &minor);
+        (void)xo__cublas.cublasGetProperty(XO_CUDA_PATCH_LEVEL, &patch);
+        snprintf(st->cublas_version, sizeof st->cublas_version, "cuBLAS %d.%d.%d", major, minor, patch);
+    } else {
+        snprintf(st->cublas_version, sizeof st->cublas_version, "no cuBLAS");
+    }
+    if (st->ndev == 0) {
+        free(st);
+        return XO_OK;
+    }
+    *out_state = st;
+    *out_ndevices = st->ndev;
+    return XO_OK;
+}
+
+static void cuda_shutdown(void *state)
+{
+    xo__cuda_state *st = state;
+    if (!st) return;
+    for (int i = 0; i < st->ndev; i++) xo__cuda_device_close(st, &st->dev[i]);
+    free(st);
+}
+
+static xo_status cuda_device_info(void *state, int dev, xo_device_info *out)
+{
+    xo__cuda_state *st = state;
+    xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda device_info");
+    if (!d) return XO_ERR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", d->name);
+    snprintf(out->vendor, sizeof out->vendor, "NVIDIA");
+    snprintf(out->driver, sizeof out->driver, "CUDA %d.%d sm_%d%d %s", st->driver_version / 1000,
+             (st->driver_version % 1000) / 10, d->cc_major, d->cc_minor, st->cublas_version);
+    snprintf(out->plugin, sizeof out->plugin, "cuda");
+    out->kind = XO_DEVICE_GPU;
+    out->host_unified = d->integrated ? 1 : 0;
+    out->fp64 = 1;
+    return XO_OK;
+}
+
+static int cuda_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
+{
+    xo__cuda_state *st = state;
+    if (!st || dev < 0 || dev >= st->ndev) return 0;
+    if (dtype != XO_F32 && dtype != XO_F64) return 0;
+    xo__cuda_device *d = &st->dev[dev];
+    switch (kind) {
+    case XO_OP_GEMM: case XO_OP_GEMV: case XO_OP_AXPY: case XO_OP_SCAL: case XO_OP_DOT: case XO_OP_NRM2:
+        return xo__cuda_ready(st, d, 1);
+    case XO_OP_UNARY: case XO_OP_BINARY: case XO_OP_BIAS: case XO_OP_REDUCE:
+        return xo__cuda_ready(st, d, 0); /* loads the kernel module once ("compile" fault) */
+    default:
+        return 0;
+    }
+}
+
+static xo_status cuda_finish(void *state, int dev)
+{
+    xo__cuda_state *st = state;
+    xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda finish");
+    if (!d) return XO_ERR_INVALID_ARGUMENT;
+    XO_CUDA_TRY(xo__cuda_enter(st, d));
+    xo_status s = XO_CU(st, cuStreamSynchronize, (d->stream));
+    xo__cuda_leave(d);
+    return s;
+}
+
+static const xo_plugin k_cuda_plugin = {
+    .api_version = XO_PLUGIN_API_VERSION,
+    .name = "cuda",
+    .init = cuda_init,
+    .shutdown = cuda_shutdown,
+    .device_info = cuda_device_info,
+    .supports = cuda_supports,
+    .mem_alloc = xo__cuda_mem_alloc,
+    .mem_free = xo__cuda_mem_free,
+    .upload = xo__cuda_upload,
+    .download = xo__cuda_download,
+    .run = xo__cuda_run,
+    .finish = cuda_finish,
+    .drain_timings = xo__cuda_drain_timings,
+};
+
+const xo_plugin *xo_plugin_cuda(void);
+const xo_plugin *xo_plugin_cuda(void)
+{
+    return &k_cuda_plugin;
+}

@@ -1,0 +1,40 @@
+# CUDA plugin tests (included when the plugin is built; see docs/cuda.md).
+
+# Runs everywhere: discovery with and without a driver/GPU, XO_DEVICE=cuda, silence.
+xo_add_test(test_cuda_discovery SOURCES test_cuda_discovery.c LIBS xo_testutil m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,cuda)
+# Runs everywhere: the embedded fatbin, the descriptor, init without a GPU, error names.
+xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c ENV XO_CALIBRATE=off)
+target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
+
+# The conformance suite on the first CUDA device; exits 77 (skipped) without one.
+# `ctest -L requires-gpu` runs it; `ctest -LE requires-gpu` leaves it out.
+if(TARGET test_conformance)
+  xo_add_test(conformance_cuda EXE test_conformance ARGS cuda LABELS requires-gpu
+              ENV XO_CALIBRATE=off)
+endif()
+
+# Without a GPU, the plugin's own logic (context/stream handling, staging, timing ring,
+# launch parameters, the two-pass reduction, row-major -> column-major cuBLAS calls)
+# runs against stand-ins for libcuda.so.1 and libcublas.so.13: host memory, synchronous
+# streams, the kernels and BLAS re-implemented as reference loops. They are found
+# through LD_LIBRARY_PATH, so these tests never touch a real driver.
+set(XO_CUDA_MOCK_DIR ${CMAKE_CURRENT_BINARY_DIR}/cuda_mock)
+add_library(xo_mock_libcuda SHARED test_cuda_mock_driver.c)
+add_library(xo_mock_libcublas SHARED test_cuda_mock_cublas.c)
+foreach(t xo_mock_libcuda xo_mock_libcublas)
+  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
+  target_compile_definitions(${t} PRIVATE _GNU_SOURCE)
+  target_link_libraries(${t} PRIVATE m)
+  set_target_properties(${t} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${XO_CUDA_MOCK_DIR})
+  xo_target_warnings(${t})
+endforeach()
+set_target_properties(xo_mock_libcuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1)
+set_target_properties(xo_mock_libcublas PROPERTIES OUTPUT_NAME cublas SOVERSION 13)
+set(XO_CUDA_MOCK_ENV XO_CALIBRATE=off LD_LIBRARY_PATH=${XO_CUDA_MOCK_DIR})
+xo_add_test(test_cuda_discovery_mock EXE test_cuda_discovery
+            ENV ${XO_CUDA_MOCK_ENV} XO_PLUGINS=cpu,cuda)
+xo_add_test(test_cuda_kernels_mock EXE test_cuda_kernels ENV ${XO_CUDA_MOCK_ENV})
+if(TARGET test_conformance)
+  xo_add_test(conformance_cuda_mock EXE test_conformance ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
+endif()

@@ -1,0 +1,269 @@
+/* A stand-in libcuda.so.1 for testing the CUDA plugin's logic on a machine without a
+ * GPU (tests/cuda.cmake builds it into its own directory and puts that directory on
+ * LD_LIBRARY_PATH for `conformance_cuda_mock`). It is NOT a CUDA implementation:
+ * "device" memory is host memory, every stream runs synchronously, and the four
+ * kernels of plugins/cuda/kernels/xo_cuda_kernels.cu are re-implemented in C,
+ * including their grid-stride structure, so the plugin's launch parameters (argument
+ * order and types, grid sizes, the two-pass reduction) are exercised for real.
+ * It also checks what a real driver would reject: the module image must be the
+ * embedded fatbin, launches need a block of 256, calls need a current context. */
+#include "cuda_api.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define XO_DECL_(sym, fallback, params) CUresult sym params;
+XO_CU_REQUIRED_SYMBOLS(XO_DECL_)
+XO_CU_OPTIONAL_SYMBOLS(XO_DECL_)
+#undef XO_DECL_
+
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_INVALID_IMAGE 200
+#define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_NOT_FOUND 500
+
+struct CUctx_st { int dummy; };
+struct CUstream_st { int dummy; };
+struct CUevent_st { double ms; };
+struct CUmod_st { int dummy; };
+struct CUfunc_st { const char *name; };
+
+static struct CUctx_st g_ctx;
+static _Thread_local int tl_depth; /* contexts pushed on this thread */
+static struct CUmod_st g_module;
+static struct CUfunc_st g_funcs[] = {
+    {"xo_unary_f32"}, {"xo_unary_f64"}, {"xo_binary_f32"}, {"xo_binary_f64"},
+    {"xo_bias_f32"},  {"xo_bias_f64"},  {"xo_reduce_f32"}, {"xo_reduce_f64"},
+};
+
+#define NEED_CTX() \
+    do { if (tl_depth <= 0) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+CUresult cuInit(unsigned int flags) { return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuDriverGetVersion(int *version) { *version = 13000; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    if (ordinal != 0) return CUDA_ERROR_INVALID_VALUE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    (void)dev;
+    strncpy(name, "Mock CUDA Device", (size_t)len);
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUdevice dev)
+{
+    (void)dev;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
+    default: *value = 0;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) { (void)dev; *bytes = (size_t)1 << 30; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) { (void)dev; *ctx = &g_ctx; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) { (void)dev; return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    if (ctx != &g_ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    tl_depth++;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    if (tl_depth <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+    tl_depth--;
+    if (ctx) *ctx = &g_ctx;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+    (void)flags;
+    NEED_CTX();
+    *stream = calloc(1, sizeof **stream);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream stream) { free(stream); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream stream) { (void)stream; NEED_CTX(); return CUDA_SUCCESS; }
+CUresult cuEventCreate(CUevent *event, unsigned int flags)
+{
+    (void)flags;
+    NEED_CTX();
+    *event = calloc(1, sizeof **event);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent event) { free(event); return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent event, CUstream stream)
+{
+    (void)stream;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    event->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    return CUDA_SUCCESS;
+}
+CUresult cuEventQuery(CUevent event) { (void)event; return CUDA_SUCCESS; }
+CUresult cuEventSynchronize(CUevent event) { (void)event; return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
+{
+    *ms = (float)(end->ms - start->ms);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
+{
+    NEED_CTX();
+    void *p = calloc(1, bytes);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemFree_v2(CUdeviceptr dptr) { NEED_CTX(); free((void *)(uintptr_t)dptr); return CUDA_SUCCESS; }
+CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    NEED_CTX();
+    *pp = malloc(bytes);
+    return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
+{
+    (void)stream;
+    NEED_CTX();
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    (void)stream;
+    NEED_CTX();
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    NEED_CTX();
+    const unsigned char *p = image;
+    if (!p || p[0] != 0x50 || p[1] != 0xED || p[2] != 0x55 || p[3] != 0xBA) return CUDA_ERROR_INVALID_IMAGE;
+    *module = &g_module;
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule module) { (void)module; return CUDA_SUCCESS; }
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
+{
+    if (module != &g_module) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof g_funcs / sizeof g_funcs[0]; i++)
+        if (strcmp(g_funcs[i].name, name) == 0) {
+            *fn = &g_funcs[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+/* Knows no names beyond success, so the plugin's own table is used (a real driver
+ * also answers CUDA_ERROR_INVALID_VALUE for codes it does not know). */
+CUresult cuGetErrorName(CUresult error, const char **name)
+{
+    *name = error == 0 ? "CUDA_SUCCESS" : NULL;
+    return error == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- the kernels, with their grid-stride loops as written in the .cu file --------------- */
+
+#define BLOCK 256ull
+typedef unsigned long long u64;
+
+#define MOCK_KERNELS(T, S)                                                                    \
+    static T unary_##S(int op, T v)                                                           \
+    {                                                                                         \
+        switch (op) {                                                                         \
+        case 0: return v > 0 ? v : 0;                                                         \
+        case 1: return (T)tanh(v);                                                            \
+        case 2: return (T)(1 / (1 + exp(-(double)v)));                                        \
+        case 3: return (T)exp(v);                                                             \
+        case 4: return -v;                                                                    \
+        case 5: return v * v;                                                                 \
+        case 6: return v > 0 ? 1 : 0;                                                         \
+        case 7: return 1 - v * v;                                                             \
+        case 8: return v * (1 - v);                                                           \
+        default: return v;                                                                    \
+        }                                                                                     \
+    }                                                                                         \
+    static T binary_##S(int op, T a, T b)                                                     \
+    {                                                                                         \
+        switch (op) {                                                                         \
+        case 0: return a + b;                                                                 \
+        case 1: return a - b;                                                                 \
+        case 2: return a * b;                                                                 \
+        case 3: return a / b;                                                                 \
+        case 4: return a > b ? a : b;                                                         \
+        default: return a;                                                                    \
+        }                                                                                     \
+    }                                                                                         \
+    static void launch_##S(const char *kind, u64 gx, u64 gy, void **p)                        \
+    {                                                                                         \
+        const u64 stride = gx * BLOCK;                                                        \
+        if (strcmp(kind, "unary") == 0) {                                                     \
+            const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
+            T *y = (T *)(uintptr_t)*(CUdeviceptr *)p[1];                                      \
+            u64 n = *(u64 *)p[2];                                                             \
+            int op = *(int *)p[3];                                                            \
+            for (u64 t = 0; t < stride; t++)                                                  \
+                for (u64 i = t; i < n; i += stride) y[i] = unary_##S(op, x[i]);               \
+        } else if (strcmp(kind, "binary") == 0) {                                             \
+            const T *a = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
+            const T *b = (const T *)(uintptr_t)*(CUdeviceptr *)p[1];                          \
+            T *c = (T *)(uintptr_t)*(CUdeviceptr *)p[2];                                      \
+            u64 n = *(u64 *)p[3];                                                             \
+            int op = *(int *)p[4];                                                            \
+            for (u64 t = 0; t < stride; t++)                                                  \
+                for (u64 i = t; i < n; i += stride) c[i] = binary_##S(op, a[i], b[i]);        \
+        } else if (strcmp(kind, "bias") == 0) {                                               \
+            T *a = (T *)(uintptr_t)*(CUdeviceptr *)p[0];                                      \
+            const T *bias = (const T *)(uintptr_t)*(CUdeviceptr *)p[1];                       \
+            u64 rows = *(u64 *)p[2], cols = *(u64 *)p[3], lda = *(u64 *)p[4];                 \
+            for (u64 by = 0; by < gy; by++)                                                   \
+                for (u64 r = by; r < rows; r += gy)                                           \
+                    for (u64 t = 0; t < stride; t++)                                          \
+                        for (u64 c = t; c < cols; c += stride) a[r * lda + c] += bias[c];     \
+        } else { /* reduce: out[block] = this block's share */                                \
+            const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
+            u64 n = *(u64 *)p[1];                                                             \
+            int op = *(int *)p[2];                                                            \
+            T *out = (T *)(uintptr_t)*(CUdeviceptr *)p[3];                                    \
+            for (u64 b = 0; b < gx; b++) {                                                    \
+                T acc = op == 0 ? 0 : x[0];                                                   \
+                for (u64 t = 0; t < BLOCK; t++)                                               \
+                    for (u64 i = b * BLOCK + t; i < n; i += stride)                           \
+                        acc = op == 0 ? acc + x[i] : (x[i] > acc ? x[i] : acc);               \
+                out[b] = acc;                                                                 \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+MOCK_KERNELS(float, f32)
+MOCK_KERNELS(double, f64)
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,
+                        void **extra)
+{
+    NEED_CTX();
+    if (!f || !stream || !params || extra || gx < 1 || gx > 2147483647u || gy < 1 || gy > 65535 || gz != 1 ||
+        bx != BLOCK || by != 1 || bz != 1 || shared_bytes != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    char kind[16];
+    const char *us = strchr(f->name + 3, '_');
+    size_t len = (size_t)(us - (f->name + 3));
+    memcpy(kind, f->name + 3, len);
+    kind[len] = '\0';
+    if (strstr(f->name, "_f64")) launch_f64(kind, gx, gy, params);
+    else launch_f32(kind, gx, gy, params);
+    return CUDA_SUCCESS;
+}
