@@ -1,17 +1,24 @@
 # Install the package into a scratch prefix, then build and run an application against
 # it twice: with find_package(crossover) and with `pkg-config --static`.
 set(XO_CONSUMER_PREFIX ${CMAKE_CURRENT_BINARY_DIR}/consumer-prefix)
+# A sanitizer build's archives need the same runtime in the application.
+set(XO_CONSUMER_FLAGS "")
+if(XO_SANITIZE)
+  set(XO_CONSUMER_FLAGS "-fsanitize=${XO_SANITIZE}")
+endif()
 add_test(NAME consumer_install
   COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DIR} --prefix ${XO_CONSUMER_PREFIX})
 set_tests_properties(consumer_install PROPERTIES FIXTURES_SETUP xo_installed)
 add_test(NAME consumer_find_package
   COMMAND ${CMAKE_COMMAND} -DMODE=cmake -DPREFIX=${XO_CONSUMER_PREFIX}
           -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/consumer -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-cmake
-          -DCC=${CMAKE_C_COMPILER} -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_consumer.cmake)
+          -DCC=${CMAKE_C_COMPILER} "-DEXTRA=${XO_CONSUMER_FLAGS}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_consumer.cmake)
 add_test(NAME consumer_pkg_config
   COMMAND ${CMAKE_COMMAND} -DMODE=pkg-config -DPREFIX=${XO_CONSUMER_PREFIX}
           -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/consumer -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-pc
-          -DCC=${CMAKE_C_COMPILER} -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_consumer.cmake)
+          -DCC=${CMAKE_C_COMPILER} "-DEXTRA=${XO_CONSUMER_FLAGS}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_consumer.cmake)
 set_tests_properties(consumer_find_package consumer_pkg_config PROPERTIES
   FIXTURES_REQUIRED xo_installed LABELS consumer
   ENVIRONMENT "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/consumer;XO_CALIBRATE=off")
