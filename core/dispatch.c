@@ -76,6 +76,7 @@ static void drain_timings(xo_context *ctx, int d)
 #define XO_DECISION_SLOTS 4
 typedef struct decision_slot {
     uint64_t ctx_id;
+    const char *last_fn; /* whose name dec.op holds */
     int stat_slot;
     xo_decision d;
 } decision_slot;
@@ -94,6 +95,7 @@ static decision_slot *slot_for(const xo_context *ctx, int create)
     s->d.device = -1;
     s->d.ndevices = 0;
     s->d.op[0] = '\0';
+    s->last_fn = NULL;
     int slot = atomic_fetch_add(&((xo_context *)ctx)->next_stat_slot, 1);
     s->stat_slot = slot < XO_STAT_SLOTS ? slot : -1;
     return s;
@@ -328,7 +330,7 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
 #define XO_CACHE_SLOTS 32
 #define XO_CACHE_MAX_DEV 4   /* contexts with more devices always evaluate the model */
 #define XO_LEARN_CALLS 8
-#define XO_REFRESH 16
+#define XO_REFRESH 16       /* powers of two: the check is a mask */
 #define XO_REFRESH_TINY 128
 
 typedef struct cache_entry {
@@ -415,10 +417,12 @@ xo_status xo__dispatch(xo__op *op)
     int cls = 0, best, learn;
     const int ndev = ctx->ndev;
 
-    /* The op's name without "xo_": fn is a string literal, so copy its bytes. */
-    size_t nlen = strlen(op->fn + 3);
-    memcpy(dec->op, op->fn + 3, nlen < sizeof dec->op ? nlen + 1 : sizeof dec->op);
-    dec->op[sizeof dec->op - 1] = '\0';
+    /* The op's name without "xo_"; fn is a string literal, so an unchanged pointer
+     * means an unchanged name. */
+    if (slot->last_fn != op->fn) {
+        snprintf(dec->op, sizeof dec->op, "%s", op->fn + 3);
+        slot->last_fn = op->fn;
+    }
     dec->ndevices = ndev;
 
     cache_entry *ce = NULL;
@@ -436,7 +440,7 @@ xo_status xo__dispatch(xo__op *op)
     /* Ops predicted under 10 us re-learn less often: their model evaluation and timing
      * would otherwise be a visible share of the call. */
     learn = !hit || ce->uses < XO_LEARN_CALLS ||
-            ce->uses % (ce->est[ce->best].total_us < 10.0 ? XO_REFRESH_TINY : XO_REFRESH) == 0;
+            (ce->uses & (ce->est[ce->best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1)) == 0;
     if (learn) {
         best = evaluate(op, dec, raw, &cls);
         if (ce) {

@@ -5,15 +5,30 @@
 
 void xo__op_begin(xo__op *op, const char *fn, xo_context *ctx, xo_op_kind kind, xo_dtype dtype)
 {
-    memset(op, 0, sizeof *op);
+    /* Field by field rather than memset: this runs on every call of every op, and the
+     * struct is mostly written again by the checks (spans, offsets, operands). */
     op->fn = fn;
     op->ctx = ctx;
     op->stat_slot = -1;
+    op->cpu_only = 0;
     op->esize = dtype == XO_F64 ? sizeof(double) : sizeof(float);
+    for (int i = 0; i < XO_MAX_OPERANDS; i++) {
+        op->buf[i] = NULL;
+        op->argname[i] = NULL;
+        op->reads[i] = op->writes[i] = 0;
+        op->lo[i] = op->hi[i] = 0;
+        op->desc.arg[i] = (xo_operand){0};
+    }
     op->desc.kind = kind;
     op->desc.dtype = dtype;
+    op->desc.subop = 0;
     op->desc.layout = XO_ROW_MAJOR;
     op->desc.ta = op->desc.tb = XO_NO_TRANS;
+    op->desc.m = op->desc.n = op->desc.k = 0;
+    op->desc.ld[0] = op->desc.ld[1] = op->desc.ld[2] = 0;
+    op->desc.inc[0] = op->desc.inc[1] = 0;
+    op->desc.alpha = op->desc.beta = 0;
+    op->desc.narg = 0;
 }
 
 xo_status xo__check_ctx(const xo__op *op)
