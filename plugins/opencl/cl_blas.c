@@ -41,8 +41,11 @@ static xo_status run_gemv(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
     CLBlastStatusCode s;
 
     if (op->beta != 0.0) {
+        if (clEnqueueMarkerWithWaitList(q, 0, NULL, &first) != CL_SUCCESS) /* times every kernel */
+            first = NULL;
         s = gemv_call(dbl, op, my, op->arg[2].off, op->inc[1], op->beta, &q, &last);
         if (s != CLBlastSuccess) {
+            if (first) clReleaseEvent(first);
             if (last) clReleaseEvent(last);
             return xo__clblast_fail(st->host, name, s);
         }
@@ -91,6 +94,13 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
 
     if (dbl && !d->info.fp64)
         return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: %s has no double precision", d->info.name);
+    if (op->kind == XO_OP_GEMV)
+        return run_gemv(st, d, op, token);
+    /* CLBlast may run several kernels (padding, transposes, the product) and returns
+     * only the last one's event: a marker in front lets the timing span all of them. */
+    cl_event start = NULL;
+    if (clEnqueueMarkerWithWaitList(q, 0, NULL, &start) != CL_SUCCESS)
+        start = NULL;
 
     switch (op->kind) {
     case XO_OP_GEMM: {
@@ -108,8 +118,6 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
         }
         break;
     }
-    case XO_OP_GEMV:
-        return run_gemv(st, d, op, token);
     case XO_OP_AXPY: {
         cl_mem mx = xo__cl_mem(a[0].mem), my = xo__cl_mem(a[1].mem);
         if (dbl) {
@@ -159,10 +167,11 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
     }
     if (s != CLBlastSuccess) {
         if (ev) clReleaseEvent(ev);
+        if (start) clReleaseEvent(start);
         return xo__clblast_fail(st->host, call, s);
     }
     pthread_mutex_lock(&d->lock);
-    xo__cl_timing_push_locked(d, NULL, ev, token);
+    xo__cl_timing_push_locked(d, start, ev, token);
     pthread_mutex_unlock(&d->lock);
     return XO_OK;
 }
