@@ -1,0 +1,117 @@
+/* xo bench: the cross-vendor benchmark's data model, shared by the sweep, the workloads,
+ * the analysis and the writers (csv, json, markdown, svg). */
+#ifndef XO_BENCH_H
+#define XO_BENCH_H
+
+#include "xo_tool.h"
+
+/* Op classes of the sweep. */
+typedef enum xo__bench_op {
+    XO_BENCH_SGEMM, XO_BENCH_DGEMM, XO_BENCH_SGEMV, XO_BENCH_SAXPY,
+    XO_BENCH_TANH, XO_BENCH_ADD, XO_BENCH_SUM, XO_BENCH_NOPS
+} xo__bench_op;
+extern const char *const xo__bench_op_names[XO_BENCH_NOPS];
+
+enum { XO_BENCH_RESIDENT = 0, XO_BENCH_HOST = 1, XO_BENCH_NSTATES = 2 };
+extern const char *const xo__bench_state_names[XO_BENCH_NSTATES];
+
+enum { XO_BENCH_OK = 0, XO_BENCH_UNSUPPORTED, XO_BENCH_ERROR };
+
+/* A placement under test: a forced device (index >= 0) or auto placement (-1). */
+typedef struct xo__bench_config {
+    char spec[32]; /* "cpu", "opencl:0", ..., "auto" */
+    int device;    /* -1: auto */
+    xo_device_info info;
+} xo__bench_config;
+
+typedef struct xo__bench_point {
+    xo__bench_op op;
+    size_t m, n, k; /* gemm: C(m x n) = A(m x k) B(k x n); gemv: A(m x n); vectors: n */
+    double size;    /* x axis: n for square gemm, elements for the rest */
+    int skinny;     /* a named shape, off the size axis (no crossover, no plot) */
+    char shape[48]; /* "256x256x256" (m x n x k), "64x64" (m x n), "1048576" */
+} xo__bench_point;
+
+typedef struct xo__bench_result {
+    int status;    /* XO_BENCH_OK, _UNSUPPORTED, _ERROR */
+    double median_us, p10_us, p90_us, spread; /* spread = (p90 - p10) / median */
+    int reps;
+    int placed;    /* device of the last timed call (auto: where it chose) */
+} xo__bench_result;
+
+#define XO_BENCH_MAX_CONFIGS (XO_MAX_DEVICES + 1)
+#define XO_BENCH_MAX_WORKLOADS 12
+
+typedef struct xo__bench_workload {
+    char name[64];
+    char unit[16];  /* "it/s", "calls/s", "steps/s" */
+    char note[128];
+    double rate[XO_BENCH_MAX_CONFIGS]; /* per config; 0 = failed / not run */
+    uint64_t auto_ops[XO_MAX_DEVICES];  /* ops auto placement ran on each device (timed part) */
+} xo__bench_workload;
+
+/* A crossover: the smallest size from which a device beats the CPU at every larger
+ * measured size. */
+typedef struct xo__bench_crossover {
+    int known;     /* 0: no data (device could not run the op) */
+    int never;     /* the device never beats the CPU at the largest sizes */
+    double size;
+} xo__bench_crossover;
+
+typedef struct xo__bench_regret {
+    int n;              /* points that count */
+    double geomean;     /* geometric mean of time(auto) / time(best forced) */
+    double worst;
+    int worst_point, worst_state;
+} xo__bench_regret;
+
+typedef struct xo__bench {
+    xo_context *ctx;
+    int quick;
+    const char *out_dir;
+    char date[32];
+    double started_us;
+    int nconfigs; /* the forced devices, then auto (last) */
+    xo__bench_config cfg[XO_BENCH_MAX_CONFIGS];
+    int npoints;
+    xo__bench_point *points;
+    xo__bench_result *results; /* [point][config][state] */
+    int nworkloads;
+    xo__bench_workload workloads[XO_BENCH_MAX_WORKLOADS];
+    /* analysis (bench_report.c) */
+    xo__bench_crossover cross[XO_BENCH_NOPS][XO_BENCH_MAX_CONFIGS][XO_BENCH_NSTATES];
+    xo__bench_regret regret[XO_BENCH_NOPS + 1][XO_BENCH_NSTATES + 1]; /* [op or all][state or both] */
+    /* progress */
+    int done, total;
+} xo__bench;
+
+static inline xo__bench_result *xo__bench_at(xo__bench *b, int point, int config, int state)
+{
+    return &b->results[((size_t)point * (size_t)b->nconfigs + (size_t)config) * XO_BENCH_NSTATES + (size_t)state];
+}
+static inline int xo__bench_auto(const xo__bench *b) { return b->nconfigs - 1; }
+
+/* bench_sweep.c */
+xo_status xo__bench_plan(xo__bench *b);   /* fills points, allocates results */
+int xo__bench_sweep(xo__bench *b);        /* 0, or XO_TOOL_FAIL */
+/* Median, p10, p90 and spread of `n` samples (sorts them); reps = n. */
+void xo__bench_stats(double *samples, int n, xo__bench_result *out);
+/* Place ops as config `c` says. */
+xo_status xo__bench_use_config(xo__bench *b, int c);
+
+/* bench_workloads.c */
+int xo__bench_workloads(xo__bench *b);
+
+/* bench_report.c */
+void xo__bench_analyse(xo__bench *b);
+int xo__bench_write_csv(xo__bench *b, const char *path);
+int xo__bench_write_json(xo__bench *b, const char *path);
+int xo__bench_write_markdown(xo__bench *b, const char *path);
+/* "1048576" -> "1M", "2048" -> "2048"; for tables. */
+void xo__bench_format_size(double size, char *out, size_t cap);
+
+/* bench_svg.c */
+int xo__bench_write_plot(xo__bench *b, xo__bench_op op, const char *path);
+int xo__bench_write_regret_plot(xo__bench *b, const char *path);
+
+#endif /* XO_BENCH_H */

@@ -1,0 +1,389 @@
+/* xo bench, part 2: workloads. Real programs on the public API, each timed under every
+ * forced device and under auto placement:
+ *   - tanh RNN training (hidden 256, input 8, BPTT over 8 steps, SGD), batch 100 and 10000;
+ *   - a 3 -> 100 -> 3 tanh MLP evaluated (state in from host, result out to host, as an
+ *     ODE solver does) and trained one step, in a loop;
+ *   - 200x200 sgemm with operands copied in and out on every call, versus resident;
+ *   - chained 100x100 matmuls reading the norm back every step, versus once at the end. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TRY(expr) XO_RETURN_IF_ERROR(expr)
+#define RM XO_ROW_MAJOR
+#define NT XO_NO_TRANS
+#define TR XO_TRANS
+
+/* A float buffer of n elements: filled with scale * [-1, 1) noise, or a constant when
+ * scale == 0 (value `c`). */
+static xo_status make_buf(xo_context *ctx, size_t n, float scale, float c, uint32_t seed, xo_buffer **out)
+{
+    float *h = malloc(n * sizeof *h);
+    if (!h) return XO_ERR_OUT_OF_MEMORY;
+    uint32_t x = seed * 2654435761u + 7u;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        h[i] = scale != 0.0f ? scale * ((float)(x >> 8) / (float)(1u << 24) * 2.0f - 1.0f) : c;
+    }
+    xo_status s = xo_buffer_create(ctx, n * sizeof *h, out);
+    if (s == XO_OK) s = xo_buffer_write(*out, 0, h, n * sizeof *h);
+    free(h);
+    return s;
+}
+
+static void free_bufs(xo_buffer **bufs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        xo_buffer_destroy(bufs[i]);
+        bufs[i] = NULL;
+    }
+}
+
+/* ---- RNN training ---------------------------------------------------------------- */
+
+enum { R_X, R_TARGET, R_WX, R_WH, R_B, R_DWX, R_DWH, R_DB, R_HS, R_DH, R_DZ, R_ONES, R_LOSS, R_N };
+typedef struct rnn {
+    size_t B, H, I, T;
+    float lr;
+    xo_buffer *buf[R_N];
+} rnn;
+
+static xo_status rnn_setup(xo_context *ctx, rnn *r, size_t batch)
+{
+    memset(r, 0, sizeof *r);
+    r->B = batch, r->H = 256, r->I = 8, r->T = 8;
+    r->lr = 1e-3f / (float)batch;
+    size_t B = r->B, H = r->H, I = r->I, T = r->T;
+    const struct { int id; size_t n; float scale, c; } spec[R_N] = {
+        {R_X, T * B * I, 1.0f, 0}, {R_TARGET, B * H, 0.5f, 0}, {R_WX, I * H, 0.3f, 0},
+        {R_WH, H * H, 1.0f / 16.0f, 0}, {R_B, H, 0.1f, 0}, {R_DWX, I * H, 0, 0}, {R_DWH, H * H, 0, 0},
+        {R_DB, H, 0, 0}, {R_HS, (T + 1) * B * H, 0, 0}, {R_DH, B * H, 0, 0}, {R_DZ, B * H, 0, 0},
+        {R_ONES, B, 0, 1.0f}, {R_LOSS, 1, 0, 0},
+    };
+    for (int i = 0; i < R_N; i++) {
+        xo_status s = make_buf(ctx, spec[i].n, spec[i].scale, spec[i].c, (uint32_t)i + 11u, &r->buf[spec[i].id]);
+        if (s != XO_OK) {
+            free_bufs(r->buf, R_N);
+            return s;
+        }
+    }
+    return XO_OK;
+}
+
+/* One training iteration: forward over T steps, loss, BPTT, SGD; reads the loss back. */
+static xo_status rnn_iter(xo_context *ctx, void *state)
+{
+    rnn *r = state;
+    xo_buffer **bf = r->buf;
+    size_t B = r->B, H = r->H, I = r->I, T = r->T, BH = B * H;
+    for (size_t t = 1; t <= T; t++) {
+        TRY(xo_sgemm(ctx, RM, NT, NT, B, H, I, 1.0f, bf[R_X], (t - 1) * B * I, I, bf[R_WX], 0, H, 0.0f,
+                     bf[R_HS], t * BH, H));
+        TRY(xo_sgemm(ctx, RM, NT, NT, B, H, H, 1.0f, bf[R_HS], (t - 1) * BH, H, bf[R_WH], 0, H, 1.0f,
+                     bf[R_HS], t * BH, H));
+        TRY(xo_sbias(ctx, B, H, bf[R_HS], t * BH, H, bf[R_B], 0));
+        TRY(xo_sunary(ctx, XO_TANH, BH, bf[R_HS], t * BH, bf[R_HS], t * BH));
+    }
+    TRY(xo_sbinary(ctx, XO_SUB, BH, bf[R_HS], T * BH, bf[R_TARGET], 0, bf[R_DH], 0));
+    TRY(xo_snrm2(ctx, BH, bf[R_DH], 0, 1, bf[R_LOSS], 0));
+    for (size_t t = T; t >= 1; t--) {
+        float beta = t == T ? 0.0f : 1.0f;
+        TRY(xo_sunary(ctx, XO_TANH_GRAD, BH, bf[R_HS], t * BH, bf[R_DZ], 0));
+        TRY(xo_sbinary(ctx, XO_MUL, BH, bf[R_DZ], 0, bf[R_DH], 0, bf[R_DZ], 0));
+        TRY(xo_sgemm(ctx, RM, TR, NT, I, H, B, 1.0f, bf[R_X], (t - 1) * B * I, I, bf[R_DZ], 0, H, beta,
+                     bf[R_DWX], 0, H));
+        TRY(xo_sgemm(ctx, RM, TR, NT, H, H, B, 1.0f, bf[R_HS], (t - 1) * BH, H, bf[R_DZ], 0, H, beta,
+                     bf[R_DWH], 0, H));
+        TRY(xo_sgemv(ctx, RM, TR, B, H, 1.0f, bf[R_DZ], 0, H, bf[R_ONES], 0, 1, beta, bf[R_DB], 0, 1));
+        if (t > 1)
+            TRY(xo_sgemm(ctx, RM, NT, TR, B, H, H, 1.0f, bf[R_DZ], 0, H, bf[R_WH], 0, H, 0.0f, bf[R_DH], 0, H));
+    }
+    TRY(xo_saxpy(ctx, I * H, -r->lr, bf[R_DWX], 0, 1, bf[R_WX], 0, 1));
+    TRY(xo_saxpy(ctx, H * H, -r->lr, bf[R_DWH], 0, 1, bf[R_WH], 0, 1));
+    TRY(xo_saxpy(ctx, H, -r->lr, bf[R_DB], 0, 1, bf[R_B], 0, 1));
+    float loss;
+    return xo_buffer_read(bf[R_LOSS], 0, &loss, sizeof loss);
+}
+
+/* ---- 3 -> 100 -> 3 MLP: the right-hand side of a neural ODE ------------------------- */
+
+enum { M_X, M_W1, M_B1, M_H, M_W2, M_B2, M_Y, M_TGT, M_DY, M_DW2, M_DB2, M_DH, M_DZ, M_DW1, M_DB1, M_ONES, M_N };
+typedef struct mlp {
+    size_t B, D, H;
+    float lr, dt;
+    float *state, *deriv; /* the ODE solver's state on the host */
+    xo_buffer *buf[M_N];
+} mlp;
+
+static xo_status mlp_setup(xo_context *ctx, mlp *m)
+{
+    memset(m, 0, sizeof *m);
+    m->B = 100, m->D = 3, m->H = 100, m->lr = 1e-4f, m->dt = 1e-3f;
+    size_t B = m->B, D = m->D, H = m->H;
+    const struct { int id; size_t n; float scale, c; } spec[M_N] = {
+        {M_X, B * D, 1.0f, 0}, {M_W1, D * H, 0.5f, 0}, {M_B1, H, 0.1f, 0}, {M_H, B * H, 0, 0},
+        {M_W2, H * D, 0.1f, 0}, {M_B2, D, 0.1f, 0}, {M_Y, B * D, 0, 0}, {M_TGT, B * D, 0.2f, 0},
+        {M_DY, B * D, 0, 0}, {M_DW2, H * D, 0, 0}, {M_DB2, D, 0, 0}, {M_DH, B * H, 0, 0},
+        {M_DZ, B * H, 0, 0}, {M_DW1, D * H, 0, 0}, {M_DB1, H, 0, 0}, {M_ONES, B, 0, 1.0f},
+    };
+    m->state = calloc(B * D, sizeof *m->state);
+    m->deriv = calloc(B * D, sizeof *m->deriv);
+    if (!m->state || !m->deriv) return XO_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < B * D; i++) m->state[i] = (float)((double)(i % 17) / 17.0 - 0.5);
+    for (int i = 0; i < M_N; i++) {
+        xo_status s = make_buf(ctx, spec[i].n, spec[i].scale, spec[i].c, (uint32_t)i + 31u, &m->buf[spec[i].id]);
+        if (s != XO_OK) return s;
+    }
+    return XO_OK;
+}
+
+static void mlp_free(mlp *m)
+{
+    free_bufs(m->buf, M_N);
+    free(m->state);
+    free(m->deriv);
+}
+
+static xo_status mlp_iter(xo_context *ctx, void *st)
+{
+    mlp *m = st;
+    xo_buffer **bf = m->buf;
+    size_t B = m->B, D = m->D, H = m->H;
+    /* evaluate f(state): state in from the solver, derivative out to it */
+    TRY(xo_buffer_write(bf[M_X], 0, m->state, B * D * sizeof(float)));
+    TRY(xo_sgemm(ctx, RM, NT, NT, B, H, D, 1.0f, bf[M_X], 0, D, bf[M_W1], 0, H, 0.0f, bf[M_H], 0, H));
+    TRY(xo_sbias(ctx, B, H, bf[M_H], 0, H, bf[M_B1], 0));
+    TRY(xo_sunary(ctx, XO_TANH, B * H, bf[M_H], 0, bf[M_H], 0));
+    TRY(xo_sgemm(ctx, RM, NT, NT, B, D, H, 1.0f, bf[M_H], 0, H, bf[M_W2], 0, D, 0.0f, bf[M_Y], 0, D));
+    TRY(xo_sbias(ctx, B, D, bf[M_Y], 0, D, bf[M_B2], 0));
+    TRY(xo_buffer_read(bf[M_Y], 0, m->deriv, B * D * sizeof(float)));
+    /* one training step towards the target derivative */
+    TRY(xo_sbinary(ctx, XO_SUB, B * D, bf[M_Y], 0, bf[M_TGT], 0, bf[M_DY], 0));
+    TRY(xo_sgemm(ctx, RM, TR, NT, H, D, B, 1.0f, bf[M_H], 0, H, bf[M_DY], 0, D, 0.0f, bf[M_DW2], 0, D));
+    TRY(xo_sgemv(ctx, RM, TR, B, D, 1.0f, bf[M_DY], 0, D, bf[M_ONES], 0, 1, 0.0f, bf[M_DB2], 0, 1));
+    TRY(xo_sgemm(ctx, RM, NT, TR, B, H, D, 1.0f, bf[M_DY], 0, D, bf[M_W2], 0, D, 0.0f, bf[M_DH], 0, H));
+    TRY(xo_sunary(ctx, XO_TANH_GRAD, B * H, bf[M_H], 0, bf[M_DZ], 0));
+    TRY(xo_sbinary(ctx, XO_MUL, B * H, bf[M_DZ], 0, bf[M_DH], 0, bf[M_DZ], 0));
+    TRY(xo_sgemm(ctx, RM, TR, NT, D, H, B, 1.0f, bf[M_X], 0, D, bf[M_DZ], 0, H, 0.0f, bf[M_DW1], 0, H));
+    TRY(xo_sgemv(ctx, RM, TR, B, H, 1.0f, bf[M_DZ], 0, H, bf[M_ONES], 0, 1, 0.0f, bf[M_DB1], 0, 1));
+    TRY(xo_saxpy(ctx, H * D, -m->lr, bf[M_DW2], 0, 1, bf[M_W2], 0, 1));
+    TRY(xo_saxpy(ctx, D, -m->lr, bf[M_DB2], 0, 1, bf[M_B2], 0, 1));
+    TRY(xo_saxpy(ctx, D * H, -m->lr, bf[M_DW1], 0, 1, bf[M_W1], 0, 1));
+    TRY(xo_saxpy(ctx, H, -m->lr, bf[M_DB1], 0, 1, bf[M_B1], 0, 1));
+    /* the solver's explicit Euler step, on the host */
+    for (size_t i = 0; i < B * D; i++) {
+        m->state[i] += m->dt * m->deriv[i];
+        if (!isfinite(m->state[i]) || fabsf(m->state[i]) > 10.0f) m->state[i] = 0.0f;
+    }
+    return XO_OK;
+}
+
+/* ---- 200x200 sgemm: copied in and out, or resident ---------------------------------- */
+
+typedef struct gemm200 {
+    size_t n;
+    int copy;
+    float *ha, *hb, *hc;
+    xo_buffer *a, *b, *c;
+} gemm200;
+
+static xo_status gemm200_setup(xo_context *ctx, gemm200 *g, int copy)
+{
+    memset(g, 0, sizeof *g);
+    g->n = 200, g->copy = copy;
+    size_t nn = g->n * g->n;
+    g->ha = malloc(nn * sizeof(float));
+    g->hb = malloc(nn * sizeof(float));
+    g->hc = malloc(nn * sizeof(float));
+    if (!g->ha || !g->hb || !g->hc) return XO_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < nn; i++) g->ha[i] = (float)(i % 13) * 0.1f, g->hb[i] = (float)(i % 7) * 0.1f;
+    TRY(make_buf(ctx, nn, 1.0f, 0, 5, &g->a));
+    TRY(make_buf(ctx, nn, 1.0f, 0, 6, &g->b));
+    return make_buf(ctx, nn, 0, 0, 0, &g->c);
+}
+
+static void gemm200_free(gemm200 *g)
+{
+    xo_buffer_destroy(g->a), xo_buffer_destroy(g->b), xo_buffer_destroy(g->c);
+    free(g->ha), free(g->hb), free(g->hc);
+}
+
+static xo_status gemm200_iter(xo_context *ctx, void *st)
+{
+    gemm200 *g = st;
+    size_t n = g->n, bytes = n * n * sizeof(float);
+    if (g->copy) {
+        TRY(xo_buffer_write(g->a, 0, g->ha, bytes));
+        TRY(xo_buffer_write(g->b, 0, g->hb, bytes));
+    }
+    TRY(xo_sgemm(ctx, RM, NT, NT, n, n, n, 1.0f, g->a, 0, n, g->b, 0, n, 0.0f, g->c, 0, n));
+    return g->copy ? xo_buffer_read(g->c, 0, g->hc, bytes) : xo_finish(ctx);
+}
+
+/* ---- chained 100x100 matmuls --------------------------------------------------------- */
+
+typedef struct chain {
+    size_t n, steps;
+    int norm_every_step;
+    xo_buffer *x[2], *m, *norm;
+} chain;
+
+static xo_status chain_setup(xo_context *ctx, chain *c, size_t steps, int every)
+{
+    memset(c, 0, sizeof *c);
+    c->n = 100, c->steps = steps, c->norm_every_step = every;
+    /* entries uniform in [-s, s) with s = sqrt(3 / n): the product keeps the norm steady */
+    TRY(make_buf(ctx, c->n * c->n, sqrtf(3.0f / (float)c->n), 0, 9, &c->m));
+    TRY(make_buf(ctx, c->n * c->n, 1.0f, 0, 10, &c->x[0]));
+    TRY(make_buf(ctx, c->n * c->n, 0, 0, 0, &c->x[1]));
+    return make_buf(ctx, 1, 0, 0, 0, &c->norm);
+}
+
+static void chain_free(chain *c)
+{
+    xo_buffer_destroy(c->x[0]), xo_buffer_destroy(c->x[1]), xo_buffer_destroy(c->m), xo_buffer_destroy(c->norm);
+}
+
+static xo_status chain_iter(xo_context *ctx, void *st)
+{
+    chain *c = st;
+    size_t n = c->n;
+    float norm = 0;
+    for (size_t i = 0; i < c->steps; i++) {
+        xo_buffer *src = c->x[i & 1], *dst = c->x[(i + 1) & 1];
+        TRY(xo_sgemm(ctx, RM, NT, NT, n, n, n, 1.0f, src, 0, n, c->m, 0, n, 0.0f, dst, 0, n));
+        if (c->norm_every_step || i + 1 == c->steps) {
+            TRY(xo_snrm2(ctx, n * n, dst, 0, 1, c->norm, 0));
+            TRY(xo_buffer_read(c->norm, 0, &norm, sizeof norm));
+        }
+    }
+    /* renormalise on the way: keeps values far from overflow and denormals */
+    if (norm > 0 && isfinite(norm)) TRY(xo_sscal(ctx, n * n, 100.0f / norm, c->x[c->steps & 1], 0, 1));
+    return XO_OK;
+}
+
+/* ---- the runner ------------------------------------------------------------------------ */
+
+typedef xo_status (*iter_fn)(xo_context *ctx, void *st);
+
+/* Rate in units per second of `iter` under config `c` (0 on failure): `warmup` untimed
+ * iterations, then at least `min_iters` and until `budget_us` is spent. */
+static double run_timed(xo__bench *b, int c, const char *name, iter_fn iter, void *st, int warmup, int min_iters,
+                        double budget_us, double units_per_iter)
+{
+    xo_status s = xo__bench_use_config(b, c);
+    for (int i = 0; s == XO_OK && i < warmup; i++) s = iter(b->ctx, st);
+    if (s == XO_OK) s = xo_finish(b->ctx);
+    if (s == XO_OK && b->cfg[c].device < 0) s = xo_stats_reset(b->ctx);
+    double t0 = xo__tool_now_us(), spent = 0;
+    int iters = 0;
+    while (s == XO_OK && (iters < min_iters || spent < budget_us)) {
+        s = iter(b->ctx, st);
+        iters++;
+        spent = xo__tool_now_us() - t0;
+    }
+    if (s == XO_OK) s = xo_finish(b->ctx);
+    spent = xo__tool_now_us() - t0;
+    if (s != XO_OK) {
+        fprintf(stderr, "xo: bench: workload %s on %s: %s: %s\n", name, b->cfg[c].spec, xo_status_string(s),
+                xo_last_error());
+        return 0.0;
+    }
+    return spent > 0 ? (double)iters * units_per_iter / (spent * 1e-6) : 0.0;
+}
+
+static xo__bench_workload *new_workload(xo__bench *b, const char *name, const char *unit, const char *note)
+{
+    if (b->nworkloads >= XO_BENCH_MAX_WORKLOADS) return NULL;
+    xo__bench_workload *w = &b->workloads[b->nworkloads++];
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    snprintf(w->unit, sizeof w->unit, "%s", unit);
+    snprintf(w->note, sizeof w->note, "%s", note);
+    return w;
+}
+
+static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
+                            int min_iters, double budget_us, double units)
+{
+    if (!w) return;
+    for (int c = 0; c < b->nconfigs; c++) {
+        int tty = isatty(2);
+        fprintf(stderr, "%s[workload] %s on %s%s", tty ? "\r\033[K" : "", w->name, b->cfg[c].spec, tty ? "" : "\n");
+        fflush(stderr);
+        w->rate[c] = run_timed(b, c, w->name, iter, st, warmup, min_iters, budget_us, units);
+        if (b->cfg[c].device < 0)
+            for (int d = 0; d < xo_device_count(b->ctx) && d < XO_MAX_DEVICES; d++) {
+                xo_stats stats;
+                w->auto_ops[d] = xo_stats_get(b->ctx, d, &stats) == XO_OK ? stats.ops : 0;
+            }
+    }
+}
+
+static void setup_failed(const char *name, xo_status s)
+{
+    fprintf(stderr, "xo: bench: workload %s: setup failed: %s: %s\n", name, xo_status_string(s), xo_last_error());
+}
+
+int xo__bench_workloads(xo__bench *b)
+{
+    const int q = b->quick;
+    const double budget = q ? 1e6 : 3e6;
+    xo__bench_workload *w;
+    xo_status s;
+
+    {
+        rnn r;
+        w = new_workload(b, "rnn-train-b100", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 100");
+        if ((s = rnn_setup(b->ctx, &r, 100)) == XO_OK)
+            run_all_configs(b, w, rnn_iter, &r, 1, q ? 2 : 5, budget, 1.0);
+        else
+            setup_failed(w->name, s);
+        free_bufs(r.buf, R_N);
+        w = new_workload(b, "rnn-train-b10000", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 10000");
+        if ((s = rnn_setup(b->ctx, &r, 10000)) == XO_OK)
+            run_all_configs(b, w, rnn_iter, &r, 1, q ? 2 : 3, q ? 0.0 : budget, 1.0);
+        else
+            setup_failed(w->name, s);
+        free_bufs(r.buf, R_N);
+    }
+    {
+        mlp m;
+        w = new_workload(b, "mlp-3-100-3-ode", "it/s", "neural ODE RHS: eval (state in, f out) + 1 train step, batch 100");
+        if ((s = mlp_setup(b->ctx, &m)) == XO_OK)
+            run_all_configs(b, w, mlp_iter, &m, 3, 10, budget, 1.0);
+        else
+            setup_failed(w->name, s);
+        mlp_free(&m);
+    }
+    for (int copy = 1; copy >= 0; copy--) {
+        gemm200 g;
+        w = new_workload(b, copy ? "sgemm200-copy" : "sgemm200-resident", "calls/s",
+                         copy ? "200x200 sgemm, A and B written, C read on every call"
+                              : "200x200 sgemm, operands resident, xo_finish per call");
+        if ((s = gemm200_setup(b->ctx, &g, copy)) == XO_OK)
+            run_all_configs(b, w, gemm200_iter, &g, 3, 10, budget, 1.0);
+        else
+            setup_failed(w->name, s);
+        gemm200_free(&g);
+    }
+    for (int every = 1; every >= 0; every--) {
+        chain c;
+        size_t steps = q ? 200 : 1000;
+        char note[128];
+        snprintf(note, sizeof note, "%zu chained 100x100 sgemm, snrm2 read back %s", steps,
+                 every ? "every step" : "once at the end");
+        w = new_workload(b, every ? "chain-norm-every-step" : "chain-norm-at-end", "steps/s", note);
+        if ((s = chain_setup(b->ctx, &c, steps, every)) == XO_OK)
+            run_all_configs(b, w, chain_iter, &c, 1, 1, q ? 0.0 : budget, (double)steps);
+        else
+            setup_failed(w->name, s);
+        chain_free(&c);
+    }
+    if (isatty(2)) fputc('\n', stderr);
+    xo_set_device(b->ctx, "auto");
+    return 0;
+}

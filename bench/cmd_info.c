@@ -1,0 +1,111 @@
+/* xo info: every device with every xo_device_info field, and where its profile came from. */
+#include "xo_tool.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+void xo__tool_device_spec(const xo_context *ctx, int dev, char *out, size_t cap)
+{
+    xo_device_info info, other;
+    if (xo_device_get_info(ctx, dev, &info) != XO_OK) {
+        snprintf(out, cap, "%d", dev);
+        return;
+    }
+    if (dev == 0) {
+        snprintf(out, cap, "cpu");
+        return;
+    }
+    int local = 0;
+    for (int d = 0; d < dev; d++)
+        if (xo_device_get_info(ctx, d, &other) == XO_OK && strcmp(other.plugin, info.plugin) == 0)
+            local++;
+    snprintf(out, cap, "%s:%d", info.plugin, local);
+}
+
+const char *xo__tool_kind_name(xo_device_kind kind)
+{
+    switch (kind) {
+    case XO_DEVICE_CPU: return "cpu";
+    case XO_DEVICE_GPU: return "gpu";
+    case XO_DEVICE_ACCELERATOR: return "accelerator";
+    }
+    return "unknown";
+}
+
+const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since,
+                                    char *path, size_t cap)
+{
+    path[0] = '\0';
+    if (ctx->calibrate == XO_CALIBRATE_OFF) return "built-in defaults (XO_CALIBRATE=off)";
+    if (!ctx->cache_dir[0]) return "built-in defaults (no usable cache directory)";
+
+    char file[512];
+    xo__profile_filename(&ctx->dev[dev].info, file, sizeof file);
+    if (snprintf(path, cap, "%s/%s", ctx->cache_dir, file) >= (int)cap) {
+        path[0] = '\0';
+        return "unknown (cache path too long)";
+    }
+
+    struct stat st;
+    xo__profile cached;
+    if (stat(path, &st) != 0 || xo__profile_read(path, &cached) != XO_OK ||
+        !xo__profile_matches(&cached, &ctx->dev[dev].info)) {
+        /* not cached: either measured here without a writable cache, or the defaults */
+        xo__profile def;
+        const xo_device_info *in = &ctx->dev[dev].profile.info;
+        xo__profile_defaults(ctx->dev[dev].info.kind, ctx->dev[dev].info.plugin, &def);
+        path[0] = '\0';
+        if (in->launch_us == def.info.launch_us && in->peak_gflops == def.info.peak_gflops &&
+            in->mem_gbps == def.info.mem_gbps)
+            return "built-in defaults (no valid cached profile)";
+        return "measured by this process (not cached: the cache directory is not writable)";
+    }
+    if (st.st_mtime >= since) return "measured now, cached";
+    return "cached";
+}
+
+void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
+{
+    int n = xo_device_count(ctx);
+    fprintf(f, "crossover %s: %d device%s\n", XO_VERSION_STRING, n, n == 1 ? "" : "s");
+    fprintf(f, "profile cache: %s\n", ctx->cache_dir[0] ? ctx->cache_dir : "(none)");
+    for (int d = 0; d < n; d++) {
+        xo_device_info in;
+        char spec[64], path[1400];
+        xo_status s = xo_device_get_info(ctx, d, &in);
+        xo__tool_device_spec(ctx, d, spec, sizeof spec);
+        fprintf(f, "\ndevice %d (%s)\n", d, spec);
+        if (s != XO_OK) {
+            fprintf(f, "  (no information: %s: %s)\n", xo_status_string(s), xo_last_error());
+            continue;
+        }
+        const char *src = xo__tool_profile_source(ctx, d, since, path, sizeof path);
+        fprintf(f, "  name                 %s\n", in.name);
+        fprintf(f, "  vendor               %s\n", in.vendor);
+        fprintf(f, "  driver               %s\n", in.driver);
+        fprintf(f, "  plugin               %s\n", in.plugin);
+        fprintf(f, "  kind                 %s\n", xo__tool_kind_name(in.kind));
+        fprintf(f, "  host_unified         %d\n", in.host_unified);
+        fprintf(f, "  fp64                 %d\n", in.fp64);
+        fprintf(f, "  launch_us            %.3f\n", in.launch_us);
+        fprintf(f, "  transfer_latency_us  %.3f\n", in.transfer_latency_us);
+        fprintf(f, "  h2d_gbps             %.3f\n", in.h2d_gbps);
+        fprintf(f, "  d2h_gbps             %.3f\n", in.d2h_gbps);
+        fprintf(f, "  mem_gbps             %.3f\n", in.mem_gbps);
+        fprintf(f, "  peak_gflops          %.3f\n", in.peak_gflops);
+        fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
+                path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
+    }
+}
+
+int xo__tool_cmd_info(int argc, char **argv)
+{
+    if (argc > 1) return xo__tool_usage_error("info: unexpected argument '%s'", argv[1]);
+    time_t start = time(NULL);
+    xo_context *ctx = NULL;
+    xo_status s = xo_context_create(&ctx);
+    if (s != XO_OK) return xo__tool_fail(s, "info: cannot create a context");
+    xo__tool_print_devices(stdout, ctx, start);
+    xo_context_destroy(ctx);
+    return fflush(stdout) == 0 ? XO_TOOL_OK : XO_TOOL_FAIL;
+}

@@ -1,0 +1,175 @@
+/* xo_overhead: what crossover adds to a tiny op. Times xo_sgemm at 4x4, 8x8, 32x32 and
+ * xo_saxpy at 16 (auto placement and forced cpu, operands resident on the host) against
+ * OpenBLAS cblas_sgemm / cblas_saxpy called directly on plain arrays in the same run.
+ * Many calls per batch, median over batches; prints ns per call, the ratio and the ns
+ * added per call. Target: ratio <= 1.10, <= 30 ns added. */
+#include <crossover.h>
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCHES 31
+#define BATCH_TARGET_NS 4e6 /* each batch runs about 4 ms */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+typedef struct bench_case {
+    const char *op;
+    size_t n;               /* sgemm: n x n x n; saxpy: n elements */
+    xo_context *ctx;
+    xo_buffer *xa, *xb, *xc;
+    float *a, *b, *c;
+    int failed;
+} bench_case;
+
+static void run_direct(bench_case *k, long calls)
+{
+    int n = (int)k->n;
+    if (k->op[1] == 'g')
+        for (long i = 0; i < calls; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, k->a, n, k->b, n, 0.0f, k->c, n);
+    else
+        for (long i = 0; i < calls; i++) cblas_saxpy(n, 1e-7f, k->a, 1, k->c, 1);
+}
+
+static void run_xo(bench_case *k, long calls)
+{
+    size_t n = k->n;
+    xo_status s = XO_OK;
+    if (k->op[1] == 'g')
+        for (long i = 0; i < calls && s == XO_OK; i++)
+            s = xo_sgemm(k->ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, n, n, n, 1.0f, k->xa, 0, n, k->xb, 0, n, 0.0f,
+                         k->xc, 0, n);
+    else
+        for (long i = 0; i < calls && s == XO_OK; i++) s = xo_saxpy(k->ctx, n, 1e-7f, k->xa, 0, 1, k->xc, 0, 1);
+    if (s == XO_OK) s = xo_finish(k->ctx);
+    if (s != XO_OK && !k->failed) {
+        fprintf(stderr, "xo_overhead: %s n=%zu: %s: %s\n", k->op, n, xo_status_string(s), xo_last_error());
+        k->failed = 1;
+    }
+}
+
+/* Median ns per call over BATCHES batches of `calls` calls. */
+static double time_batches(bench_case *k, void (*fn)(bench_case *, long), long calls)
+{
+    double t[BATCHES];
+    fn(k, calls); /* warm-up */
+    for (int i = 0; i < BATCHES; i++) {
+        double t0 = now_ns();
+        fn(k, calls);
+        t[i] = (now_ns() - t0) / (double)calls;
+    }
+    qsort(t, BATCHES, sizeof t[0], cmp_double);
+    return t[BATCHES / 2];
+}
+
+static long calls_per_batch(bench_case *k)
+{
+    long calls = 64;
+    for (;;) {
+        double t0 = now_ns();
+        run_direct(k, calls);
+        double dt = now_ns() - t0;
+        if (dt > BATCH_TARGET_NS / 4 || calls > (1L << 24)) return (long)((double)calls * BATCH_TARGET_NS / (dt > 1 ? dt : 1)) + 1;
+        calls *= 4;
+    }
+}
+
+static int setup(bench_case *k)
+{
+    size_t elems = k->op[1] == 'g' ? k->n * k->n : k->n;
+    size_t bytes = elems * sizeof(float);
+    k->a = malloc(bytes), k->b = malloc(bytes), k->c = calloc(elems, sizeof(float));
+    if (!k->a || !k->b || !k->c) return -1;
+    for (size_t i = 0; i < elems; i++) k->a[i] = (float)(i % 7) * 0.25f, k->b[i] = (float)(i % 5) * 0.5f;
+    if (xo_buffer_create(k->ctx, bytes, &k->xa) != XO_OK || xo_buffer_create(k->ctx, bytes, &k->xb) != XO_OK ||
+        xo_buffer_create(k->ctx, bytes, &k->xc) != XO_OK || xo_buffer_write(k->xa, 0, k->a, bytes) != XO_OK ||
+        xo_buffer_write(k->xb, 0, k->b, bytes) != XO_OK)
+        return -1;
+    return 0;
+}
+
+static void teardown(bench_case *k)
+{
+    xo_buffer_destroy(k->xa), xo_buffer_destroy(k->xb), xo_buffer_destroy(k->xc);
+    free(k->a), free(k->b), free(k->c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
+        fprintf(help ? stdout : stderr,
+                "usage: xo_overhead\n"
+                "  times xo_sgemm (4x4, 8x8, 32x32) and xo_saxpy (16) under auto placement and forced cpu\n"
+                "  against cblas_sgemm / cblas_saxpy on plain arrays; prints ns per call, ratio, ns added\n");
+        return help ? 0 : 2;
+    }
+    xo_context *ctx = NULL;
+    xo_status s = xo_context_create(&ctx);
+    if (s != XO_OK) {
+        fprintf(stderr, "xo_overhead: xo_context_create: %s: %s\n", xo_status_string(s), xo_last_error());
+        return 1;
+    }
+    static const struct { const char *op; size_t n; } cases[] = {
+        {"sgemm", 4}, {"sgemm", 8}, {"sgemm", 32}, {"saxpy", 16},
+    };
+    static const char *const placements[] = {"auto", "cpu"};
+    int rc = 0;
+    double worst_ratio = 0, worst_added = 0;
+    printf("%-6s %-8s %-6s %12s %15s %7s %10s\n", "op", "shape", "place", "xo ns/call", "direct ns/call", "ratio",
+           "added ns");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench_case k = {.op = cases[i].op, .n = cases[i].n, .ctx = ctx};
+        if (setup(&k) != 0) {
+            fprintf(stderr, "xo_overhead: cannot set up %s n=%zu: %s\n", k.op, k.n, xo_last_error());
+            teardown(&k);
+            rc = 1;
+            continue;
+        }
+        long calls = calls_per_batch(&k);
+        char shape[32];
+        if (k.op[1] == 'g')
+            snprintf(shape, sizeof shape, "%zux%zu", k.n, k.n);
+        else
+            snprintf(shape, sizeof shape, "%zu", k.n);
+        for (size_t p = 0; p < 2; p++) {
+            if ((s = xo_set_device(ctx, placements[p])) != XO_OK) {
+                fprintf(stderr, "xo_overhead: xo_set_device(%s): %s: %s\n", placements[p], xo_status_string(s),
+                        xo_last_error());
+                rc = 1;
+                continue;
+            }
+            /* direct and xo measured back to back, so they see the same machine state */
+            double direct = time_batches(&k, run_direct, calls);
+            double xo = time_batches(&k, run_xo, calls);
+            if (k.failed) {
+                rc = 1;
+                break;
+            }
+            double ratio = xo / direct, added = xo - direct;
+            if (ratio > worst_ratio) worst_ratio = ratio;
+            if (added > worst_added) worst_added = added;
+            printf("%-6s %-8s %-6s %12.1f %15.1f %7.3f %10.1f\n", k.op, shape, placements[p], xo, direct, ratio, added);
+            fflush(stdout);
+        }
+        teardown(&k);
+    }
+    printf("worst: ratio %.3f, %.1f ns added per call (target: <= 1.10x, <= 30 ns)\n", worst_ratio, worst_added);
+    xo_context_destroy(ctx);
+    return rc;
+}
