@@ -177,11 +177,9 @@ static void scale_matrix(const xo_op_desc *op)
 
 static int fits_int(const xo_op_desc *op)
 {
-    const size_t v[] = {op->m, op->n, op->k, op->ld[0], op->ld[1], op->ld[2], op->inc[0], op->inc[1]};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (v[i] > (size_t)INT_MAX)
-            return 0;
-    return 1;
+    /* OR of every dimension: one comparison instead of eight. */
+    size_t all = op->m | op->n | op->k | op->ld[0] | op->ld[1] | op->ld[2] | op->inc[0] | op->inc[1];
+    return all <= (size_t)INT_MAX;
 }
 
 static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
@@ -239,6 +237,8 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
 
 xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
 {
+    if (op->kind < XO_OP_UNARY) /* gemm .. nrm2: straight to OpenBLAS */
+        return run_blas(host, op);
     range_job j; /* partial[] is written before it is read: no need to clear it */
     j.op = op;
     for (int i = 0; i < op->narg; i++)
