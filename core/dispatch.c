@@ -143,26 +143,36 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-static int device_supports(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
+/* 1: the device runs this kind and dtype; 0: it cannot by design; 2: it should but
+ * failed here (a kernel that did not build): ops that would run there are fallbacks. */
+static int device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
 {
     xo__device *dev = &ctx->dev[d];
     int s = atomic_load_explicit(&dev->supports[kind][dtype], memory_order_relaxed);
     if (s < 0) {
         s = dtype == XO_F64 ? dev->info.fp64 != 0 : 1;
-        if (s && dev->plugin->supports)
-            s = dev->plugin->supports(dev->pstate, dev->pdev, kind, dtype) != 0;
+        if (s && dev->plugin->supports) {
+            int r = dev->plugin->supports(dev->pstate, dev->pdev, kind, dtype);
+            s = r > 0 ? 1 : r < 0 ? 2 : 0;
+        }
         atomic_store(&dev->supports[kind][dtype], s);
     }
     return s;
 }
 
-/* An output the op overwrites completely needs no current copy where it runs. */
+/* Which operands must be current where the op runs: every one it reads, and every
+ * output it does not overwrite completely (a strided or padded output leaves gaps whose
+ * contents must survive). An operand whose span is empty is neither read nor written. */
 static void compute_needs(xo__op *op)
 {
     unsigned need = 0;
-    for (int i = 0; i < op->desc.narg; i++)
-        if (op->buf[i] && (op->reads[i] || op->lo[i] != 0 || op->hi[i] != op->buf[i]->bytes))
+    for (int i = 0; i < op->desc.narg; i++) {
+        const xo_buffer *b = op->buf[i];
+        if (!b || op->lo[i] == op->hi[i])
+            continue;
+        if (op->reads[i] || !op->dense[i] || op->lo[i] != 0 || op->hi[i] != b->bytes)
             need |= 1u << i;
+    }
     op->need = need;
 }
 
@@ -313,7 +323,6 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
     xo_context *ctx = op->ctx;
     char why[512];
     snprintf(why, sizeof why, "%s", xo_last_error());
-    atomic_fetch_add_explicit(&ctx->dev[failed].stats.fallbacks, 1, memory_order_relaxed);
     int alt = 0;
     if (failed == 0) {
         alt = -1;
@@ -329,6 +338,8 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
     if (st != XO_OK)
         return xo__error(XO_ERR_DEVICE, "%s: failed on device %d (%s) and on device %d (%s)", op->fn, failed, why, alt,
                          xo_last_error());
+    /* Counted once the op has been completed elsewhere, as the contract defines it. */
+    atomic_fetch_add_explicit(&ctx->dev[failed].stats.fallbacks, 1, memory_order_relaxed);
     *out_dev = alt;
     return XO_OK;
 }
@@ -350,6 +361,7 @@ typedef struct cache_entry {
     uint64_t key[5];
     uint32_t uses;
     int best;      /* cost-based choice before forcing */
+    int failed;    /* a device that would have been cheaper but failed here, or -1 */
     int cls;
     double raw[XO_CACHE_MAX_DEV];
     xo_estimate est[XO_CACHE_MAX_DEV];
@@ -386,7 +398,7 @@ static cache_entry *cache_slot(uint64_t ctx_id, const uint64_t key[5], int *hit)
 
 /* Evaluate the model on every device: fills dec->est, raw (uncorrected compute) and
  * returns the cheapest eligible device (staying where the data lives on close calls). */
-static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls)
+static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int *out_failed)
 {
     xo_context *ctx = op->ctx;
     xo__op_cost cost;
@@ -395,11 +407,21 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls)
     xo__profile prof[XO_MAX_DEVICES];
     for (int d = 0; d < ctx->ndev; d++)
         prof[d] = ctx->dev[d].profile;
-    int best = -1;
+    int best = -1, failed = -1;
+    double failed_total = 0;
     for (int d = 0; d < ctx->ndev; d++) {
         xo_estimate *e = &dec->est[d];
-        int eligible = d == 0 || (!op->cpu_only && device_supports(ctx, d, op->desc.kind, op->desc.dtype));
-        if (!eligible) {
+        int support = d == 0 ? 1 : op->cpu_only ? 0 : device_support(ctx, d, op->desc.kind, op->desc.dtype);
+        if (support == 2) {
+            /* Failed here: what it would have cost tells whether this op is a fallback. */
+            xo_estimate would;
+            xo__estimate(prof, ctx->ndev, d, &cost, 1.0, &would);
+            if (failed < 0 || would.total_us < failed_total) {
+                failed = d;
+                failed_total = would.total_us;
+            }
+        }
+        if (support != 1) {
             *e = (xo_estimate){0};
             raw[d] = 0;
             continue;
@@ -411,6 +433,7 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls)
         if (best < 0 || e->total_us < dec->est[best].total_us)
             best = d;
     }
+    *out_failed = (failed >= 0 && failed_total < dec->est[best].total_us) ? failed : -1;
     /* Stay where the data lives unless another device is clearly cheaper: close calls
      * must not ping-pong buffers between devices. */
     int home = home_device(ctx, &cost);
@@ -428,7 +451,7 @@ xo_status xo__dispatch(xo__op *op)
     xo_decision *dec = &slot->d;
     op->stat_slot = slot->stat_slot;
     double raw[XO_MAX_DEVICES];
-    int cls = 0, best, learn;
+    int cls = 0, best, learn, failed_dev = -1;
     const int ndev = ctx->ndev;
 
     /* The op's name without "xo_"; fn is a string literal, so an unchanged pointer
@@ -456,15 +479,17 @@ xo_status xo__dispatch(xo__op *op)
     learn = !hit || ce->uses < XO_LEARN_CALLS ||
             (ce->uses & (ce->est[ce->best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1)) == 0;
     if (learn) {
-        best = evaluate(op, dec, raw, &cls);
+        best = evaluate(op, dec, raw, &cls, &failed_dev);
         if (ce) {
             ce->best = best;
+            ce->failed = failed_dev;
             ce->cls = cls;
             memcpy(ce->raw, raw, (size_t)ndev * sizeof raw[0]);
             memcpy(ce->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
         }
     } else {
         best = ce->best;
+        failed_dev = ce->failed;
         memcpy(dec->est, ce->est, (size_t)ndev * sizeof dec->est[0]);
     }
     if (ce)
@@ -476,8 +501,12 @@ xo_status xo__dispatch(xo__op *op)
         if (dec->est[forced].eligible) {
             best = forced;
             dec->forced = 1;
+            failed_dev = -1; /* placed by the user, not by cost */
         } else {
             best = 0;
+            /* Forced onto a device whose kernels failed: a fault overrides the forcing,
+             * and the op is a fallback from that device. Not runnable by design: CPU. */
+            failed_dev = !op->cpu_only && device_support(ctx, forced, op->desc.kind, op->desc.dtype) == 2 ? forced : -1;
             if (!atomic_exchange(&ctx->dev[forced].forced_warned, 1))
                 xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", dec->op, forced,
                         ctx->dev[forced].info.plugin);
@@ -497,6 +526,8 @@ xo_status xo__dispatch(xo__op *op)
     dec->device = ran;
     if (ran != best)
         dec->forced = 0;
+    if (failed_dev >= 0 && failed_dev != ran)
+        atomic_fetch_add_explicit(&ctx->dev[failed_dev].stats.fallbacks, 1, memory_order_relaxed);
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS)
         log_decision(ctx, dec, &op->desc);
     return XO_OK;

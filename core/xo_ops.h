@@ -15,6 +15,7 @@ typedef struct xo__op {
     uint8_t reads[XO_MAX_OPERANDS];  /* operand i is read (for outputs: prior contents needed) */
     uint8_t writes[XO_MAX_OPERANDS];
     size_t lo[XO_MAX_OPERANDS], hi[XO_MAX_OPERANDS]; /* bytes touched: [lo, hi) */
+    uint8_t dense[XO_MAX_OPERANDS];  /* operand i's elements fill [lo, hi) without gaps */
     unsigned need;    /* bit i: operand i must be current where the op runs (dispatch.c) */
     int stat_slot;    /* this thread's xo__stat_slot, or -1 */
     int cpu_only;     /* degenerate case the contract defines (k = 0, n = 0): run on device 0 */
@@ -47,6 +48,7 @@ static inline void xo__op_begin(xo__op *op, const char *fn, xo_context *ctx, xo_
         op->argname[i] = NULL;
         op->reads[i] = op->writes[i] = 0;
         op->lo[i] = op->hi[i] = 0;
+        op->dense[i] = 0;
         op->desc.arg[i] = (xo_operand){0};
     }
     op->desc.kind = kind;
@@ -83,7 +85,7 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
 
 /* Record operand i's span of `elements` from element `off`, checking it stays inside b. */
 static inline xo_status xo__set_span(xo__op *op, int i, const char *bname, const char *offname, xo_buffer *b,
-                                     size_t off, size_t elements)
+                                     size_t off, size_t elements, int dense)
 {
     size_t end, hi;
     if (__builtin_add_overflow(off, elements, &end) || __builtin_mul_overflow(end, op->esize, &hi) ||
@@ -93,6 +95,7 @@ static inline xo_status xo__set_span(xo__op *op, int i, const char *bname, const
     op->argname[i] = bname;
     op->lo[i] = off * op->esize;
     op->hi[i] = hi;
+    op->dense[i] = (uint8_t)dense;
     op->desc.arg[i].off = off;
     if (op->desc.narg < i + 1)
         op->desc.narg = i + 1;
@@ -118,7 +121,7 @@ static inline xo_status xo__check_vector(xo__op *op, int i, const char *bname, c
     size_t elements = 0;
     if (n > 0 && (__builtin_mul_overflow(n - 1, inc, &elements) || __builtin_add_overflow(elements, 1, &elements)))
         return xo__fail_extent(op, bname);
-    return xo__set_span(op, i, bname, offname, b, off, elements);
+    return xo__set_span(op, i, bname, offname, b, off, elements, inc == 1 || n <= 1);
 }
 
 /* Operand i: a rows x cols matrix stored in `layout` with leading dimension ld. */
@@ -136,7 +139,7 @@ static inline xo_status xo__check_matrix(xo__op *op, int i, const char *bname, c
     if (rows > 0 && cols > 0 &&
         (__builtin_mul_overflow(outer - 1, ld, &elements) || __builtin_add_overflow(elements, inner, &elements)))
         return xo__fail_extent(op, bname);
-    return xo__set_span(op, i, bname, offname, b, off, elements);
+    return xo__set_span(op, i, bname, offname, b, off, elements, ld == inner || outer <= 1);
 }
 
 /* Output `out` must not overlap input `in`, except the exact alias when allowed. */

@@ -178,6 +178,12 @@ static void test_compile_always(void **state)
         }
     }
     check_y("unary/binary under compile@*");
+    /* Forced onto OpenCL, each of the 8 ops failed there and completed on the CPU: each
+     * is a fallback, counted on OpenCL (the contract: a failed compile is a fallback). */
+    xo_stats os;
+    xot_assert_ok(xo_stats_get(g.ctx, g.ocl, &os));
+    assert_int_equal(os.fallbacks, 8);
+    assert_int_equal(total_fallbacks(), 8);
     float got[N];
     xot_assert_ok(xo_buffer_read(ba, 0, got, NB));
     xot_assert_close_f(got, a, N, "sbias under compile@*");
@@ -229,6 +235,40 @@ static void test_download_always(void **state)
     close_ctx();
 }
 
+/* A zero-size dot / nrm2 / sum reads nothing: with every download failing and x current
+ * only on OpenCL it still succeeds, writes 0, and counts no fallback. */
+static void test_zero_size_reads_nothing(void **state)
+{
+    (void)state;
+    open_ctx("opencl.download@*");
+    xot_assert_ok(xo_sscal(g.ctx, N, 2.0f, g.bx, 0, 1));
+    assert_int_equal(last_device(), g.ocl);
+    float one = 5.0f, got[3];
+    xo_buffer *bo = xot_buffer(g.ctx, NULL, 3 * sizeof(float));
+    for (int i = 0; i < 3; i++) xot_assert_ok(xo_buffer_write(bo, i * sizeof(float), &one, sizeof one));
+    xot_assert_ok(xo_sdot(g.ctx, 0, g.bx, 0, 1, g.by, 0, 1, bo, 0));
+    xot_assert_ok(xo_snrm2(g.ctx, 0, g.bx, 0, 1, bo, 1));
+    xot_assert_ok(xo_sreduce(g.ctx, XO_SUM, 0, g.bx, 0, bo, 2));
+    xot_assert_ok(xo_buffer_read(bo, 0, got, sizeof got));
+    for (int i = 0; i < 3; i++) assert_true(got[i] == 0.0f);
+    assert_int_equal(total_fallbacks(), 0);
+    xo_buffer_destroy(bo);
+    close_ctx();
+}
+
+/* An op that fails on OpenCL and then on the CPU too is not a fallback: nothing was
+ * completed elsewhere. (Faulting the CPU leaves OpenCL as the only other device.) */
+static void test_failed_fallback_not_counted(void **state)
+{
+    (void)state;
+    open_ctx("opencl.launch@*,cpu.launch@*");
+    xo_status st = xo_saxpy(g.ctx, N, 0.5f, g.bx, 0, 1, g.by, 0, 1);
+    xot_assert_status(st, XO_ERR_DEVICE);
+    assert_int_equal(total_fallbacks(), 0);
+    check_y("y unchanged after an op that failed everywhere");
+    close_ctx();
+}
+
 int main(void)
 {
     xo_context *ctx;
@@ -251,6 +291,8 @@ int main(void)
         cmocka_unit_test(test_compile_always),
         cmocka_unit_test(test_download_once),
         cmocka_unit_test(test_download_always),
+        cmocka_unit_test(test_zero_size_reads_nothing),
+        cmocka_unit_test(test_failed_fallback_not_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

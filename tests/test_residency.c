@@ -208,6 +208,54 @@ static void test_op_counters(void **state)
     xo_buffer_destroy(bo);
 }
 
+/* Outputs with gaps (padded ldc, incy > 1) keep the gaps' contents whichever device
+ * writes them, even with beta = 0: such an output is not overwritten completely. */
+static void test_strided_outputs_keep_gaps(void **state)
+{
+    (void)state;
+    float a[9], x[3], y[5], c[7], b[6], got[7];
+    for (int i = 0; i < 9; i++) a[i] = 1.0f + (float)i;
+    for (int i = 0; i < 3; i++) x[i] = 0.5f * (float)(i + 1);
+    for (int i = 0; i < 5; i++) y[i] = -7.0f;
+    for (int i = 0; i < 6; i++) b[i] = (float)(i % 4) - 1.5f;
+    for (int i = 0; i < 7; i++) c[i] = 42.0f + (float)i;
+    xo_buffer *ba = xot_buffer(g_ctx, a, sizeof a), *bx = xot_buffer(g_ctx, x, sizeof x);
+    xo_buffer *by = xot_buffer(g_ctx, y, sizeof y), *bb = xot_buffer(g_ctx, b, sizeof b);
+    xo_buffer *bc = xot_buffer(g_ctx, c, sizeof c);
+
+    /* gemv on OpenCL into y with incy = 2, beta = 0: y[1], y[3] keep -7 */
+    on("opencl");
+    xot_assert_ok(xo_sgemv(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, 3, 3, 1.0f, ba, 0, 3, bx, 0, 1, 0.0f, by, 0, 2));
+    xot_assert_decision(g_ctx, "sgemv", g_ocl, 1);
+    xot_ref_sgemv(XO_ROW_MAJOR, XO_NO_TRANS, 3, 3, 1.0f, a, 3, x, 1, 0.0f, y, 2);
+    xot_assert_ok(xo_buffer_read(by, 0, got, sizeof y));
+    xot_assert_close_f(got, y, 5, "gemv incy=2 beta=0 on opencl");
+
+    /* gemm on OpenCL into a 2x3 C with ldc = 4, beta = 0: C[3] keeps its value */
+    xot_assert_ok(xo_sgemm(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 3, 3, 1.0f, ba, 0, 3, ba, 0, 3, 0.0f,
+                           bc, 0, 4));
+    xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 3, 3, 1.0f, a, 3, a, 3, 0.0f, c, 4);
+    xot_assert_ok(xo_buffer_read(bc, 0, got, sizeof c));
+    xot_assert_close_f(got, c, 7, "gemm ldc=4 beta=0 on opencl");
+
+    /* C current only on OpenCL (scaled there), then the same gemm forced to the CPU:
+     * the CPU must see OpenCL's C[3], not its stale host copy */
+    xot_assert_ok(xo_sscal(g_ctx, 7, 2.0f, bc, 0, 1));
+    xot_ref_sscal(7, 2.0f, c, 1);
+    on("cpu");
+    xot_assert_ok(xo_sgemm(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 3, 2, 1.0f, bb, 0, 2, bb, 0, 3, 0.0f,
+                           bc, 0, 4));
+    xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 3, 2, 1.0f, b, 2, b, 3, 0.0f, c, 4);
+    xot_assert_ok(xo_buffer_read(bc, 0, got, sizeof c));
+    xot_assert_close_f(got, c, 7, "gemm ldc=4 beta=0 on cpu after opencl");
+
+    xo_buffer_destroy(ba);
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+    xo_buffer_destroy(bb);
+    xo_buffer_destroy(bc);
+}
+
 int main(void)
 {
     if (xo_context_create(&g_ctx) != XO_OK) {
@@ -225,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_chain_between_devices),
         cmocka_unit_test(test_reads),
         cmocka_unit_test(test_op_counters),
+        cmocka_unit_test(test_strided_outputs_keep_gaps),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     xo_context_destroy(g_ctx);

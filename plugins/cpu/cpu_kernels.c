@@ -43,7 +43,7 @@ static inline float xo_cpu_tanhf(float x)
 
 /* The elementwise kernels exist in float and double; one template, two expansions. */
 #define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                              \
-    static void unary_##SUF(int op, const T *restrict x, T *y, size_t n)                                      \
+    static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                                      \
     {                                                                                                         \
         switch (op) {                                                                                         \
         case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                   \

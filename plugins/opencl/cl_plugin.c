@@ -240,7 +240,7 @@ static int vt_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     case XO_OP_BINARY:
     case XO_OP_BIAS:
     case XO_OP_REDUCE:
-        return xo__cl_kernels_ready(st, d, kind, dtype);
+        return xo__cl_kernels_ready(st, d, kind, dtype) ? 1 : -1; /* -1: the build failed */
     default:
         return 0;
     }

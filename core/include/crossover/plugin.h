@@ -133,8 +133,9 @@ typedef struct xo_plugin {
     xo_status (*device_info)(void *state, int dev, xo_device_info *out);
 
     /* Optional (NULL: every op, F64 only if fp64). 1 if the device can run `op`'s
-     * kind and dtype (e.g. 0 when the kernel failed to build). Never blocks long:
-     * it may trigger a lazy kernel build once. */
+     * kind and dtype; 0 if it cannot by design; -1 if it should but failed here (its
+     * kernels failed to build or load): ops that would have run there complete
+     * elsewhere and count as fallbacks. May trigger a lazy kernel build once. */
     int (*supports)(void *state, int dev, xo_op_kind kind, xo_dtype dtype);
 
     /* Device memory. Not used for the CPU plugin (NULL there). */
