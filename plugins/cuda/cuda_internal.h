@@ -70,6 +70,7 @@ typedef struct xo__cuda_device {
 
     xo__cuda_timing timing[XO_CUDA_TIMING_SLOTS];
     int timing_head, timing_count;
+    double overflow_us; /* time of ops that left a full ring before a drain */
     int timing_broken;    /* event creation failed: no device timings */
 
     char name[128];

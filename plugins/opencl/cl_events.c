@@ -2,8 +2,9 @@
  *
  * Timings: every op enqueued on a device leaves its (first, last) command events and
  * the core's token in a bounded ring; drain_timings harvests the completed ones, oldest
- * first, from the queue's profiling counters. When the ring is full the oldest entry is
- * dropped (the core only uses timings to correct its model).
+ * first, from the queue's profiling counters. When the ring is full (more than
+ * XO_CL_RING ops in flight) the push waits for the oldest op and carries its time to
+ * the next drain under XO_NO_TOKEN, so busy time stays exact.
  *
  * Staging: an upload copies the caller's data and enqueues a non-blocking write of the
  * copy; the copy is freed once the write's event completes (harvested on later uploads,
@@ -25,8 +26,16 @@ void xo__cl_timing_push_locked(xo__cl_device *d, cl_event first, cl_event last, 
         if (first) clReleaseEvent(first);
         return;
     }
-    if (d->ring_count == XO_CL_RING) { /* drop the oldest */
-        timing_release(&d->ring[d->ring_head]);
+    if (d->ring_count == XO_CL_RING) { /* wait for the oldest and keep its time */
+        xo__cl_timing *o = &d->ring[d->ring_head];
+        cl_ulong start = 0, end = 0;
+        if (clWaitForEvents(1, &o->last) == CL_SUCCESS &&
+            clGetEventProfilingInfo(o->first ? o->first : o->last, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                    NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(o->last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+            end >= start)
+            d->overflow_us += (double)(end - start) * 1e-3;
+        timing_release(o);
         d->ring_head = (d->ring_head + 1) % XO_CL_RING;
         d->ring_count--;
     }
@@ -49,6 +58,12 @@ int xo__cl_timing_drain(xo__cl_device *d, xo_op_timing *out, int max)
 {
     int n = 0;
     pthread_mutex_lock(&d->lock);
+    if (d->overflow_us > 0 && max > 0) { /* ops whose timing left the full ring early */
+        out[n].token = XO_NO_TOKEN;
+        out[n].us = d->overflow_us;
+        d->overflow_us = 0;
+        n++;
+    }
     while (d->ring_count > 0 && n < max) {
         xo__cl_timing *t = &d->ring[d->ring_head];
         int st = event_status(t->last);

@@ -65,6 +65,7 @@ typedef struct xo__cl_device {
     cl_mem partials; /* reduce pass-1 results: XO_CL_REDUCE_LOCAL doubles */
     xo__cl_timing ring[XO_CL_RING];
     int ring_head, ring_count;
+    double overflow_us;    /* time of ops that left a full ring before a drain */
     xo__cl_staging staging[XO_CL_STAGING];
     int staging_count;
     size_t staging_bytes;

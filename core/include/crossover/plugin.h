@@ -113,9 +113,11 @@ struct xo_plugin_host {
     const char *plugin_name;
 };
 
-/* Measured execution time of one earlier op, reported back for online correction. */
+/* Measured execution time of one earlier op, reported back for busy time and online
+ * correction. XO_NO_TOKEN: time of ops that can no longer be named (busy time only). */
+#define XO_NO_TOKEN UINT64_MAX
 typedef struct xo_op_timing {
-    uint64_t token; /* the token the core passed to run() */
+    uint64_t token; /* the token the core passed to run(), or XO_NO_TOKEN */
     double us;      /* device-side execution time */
 } xo_op_timing;
 
