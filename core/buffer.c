@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XO_HOST_ALIGN 64
-
 xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
 {
     if (!out)
@@ -38,6 +36,8 @@ void xo_buffer_destroy(xo_buffer *b)
     if (!b)
         return;
     xo_context *ctx = b->ctx;
+    /* Queued ops on a zero-copy device read the host copy itself: let them finish. */
+    xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
         if (b->mem[d])
             ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
@@ -69,6 +69,7 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     /* A partial write needs the rest of the host copy current first. */
     if (!(b->valid & 1u) && bytes < b->bytes)
         XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+    xo__buffer_host_write_barrier(b, -1);
     memcpy((char *)b->host + offset, src, bytes);
     b->valid = 1u;
     return XO_OK;
@@ -89,7 +90,10 @@ static xo_status download_from(xo_buffer *b, int e)
 {
     xo_context *ctx = b->ctx;
     xo__device *dev = &ctx->dev[e];
+    int shared = (b->shared >> e) & 1u;
     xo_status st = XO_ERR_DEVICE;
+    if (!shared) /* a real copy lands in host memory that zero-copy devices may be reading */
+        xo__buffer_host_write_barrier(b, -1);
     for (int attempt = 0; attempt < 2; attempt++) {
         if (xo__fault_hit(ctx, dev->info.plugin, "download"))
             st = xo__error(XO_ERR_DEVICE, "xo_buffer_read: download from device %d (%s) failed (XO_FAULTS)", e,
@@ -97,8 +101,10 @@ static xo_status download_from(xo_buffer *b, int e)
         else
             st = dev->plugin->download(dev->pstate, dev->pdev, b->mem[e], 0, b->host, b->bytes);
         if (st == XO_OK) {
-            atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
-            atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
+            if (!shared) { /* a zero-copy sync moves nothing */
+                atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
+                atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
+            }
             b->valid |= 1u;
             return XO_OK;
         }
@@ -124,20 +130,32 @@ xo_status xo__buffer_make_current(xo_buffer *b, int dev)
     if (dev == 0)
         return XO_OK;
     xo__device *d = &ctx->dev[dev];
-    if (!b->mem[dev]) {
-        if (xo__fault_hit(ctx, d->info.plugin, "alloc"))
-            return xo__error(XO_ERR_DEVICE, "allocating %zu bytes on device %d (%s) failed (XO_FAULTS)", b->bytes,
-                             dev, d->info.plugin);
-        XO_RETURN_IF_ERROR(d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]));
-    }
+    XO_RETURN_IF_ERROR(xo__buffer_ensure_alloc(b, dev));
     if (xo__fault_hit(ctx, d->info.plugin, "upload"))
         return xo__error(XO_ERR_DEVICE, "upload of %zu bytes to device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
                          d->info.plugin);
     XO_RETURN_IF_ERROR(d->plugin->upload(d->pstate, d->pdev, b->mem[dev], 0, b->host, b->bytes));
-    atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
-    atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);
+    if (!((b->shared >> dev) & 1u)) { /* a zero-copy sync moves nothing */
+        atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);
+    }
     b->valid |= 1u << dev;
     return XO_OK;
+}
+
+void xo__buffer_host_write_barrier(xo_buffer *b, int except)
+{
+    uint32_t pending = b->inflight & ~(except >= 0 ? 1u << except : 0u);
+    if (!pending)
+        return;
+    xo_context *ctx = b->ctx;
+    for (int d = 1; d < ctx->ndev; d++)
+        if (pending & (1u << d)) {
+            xo__device *dev = &ctx->dev[d];
+            if (dev->plugin->finish(dev->pstate, dev->pdev) != XO_OK)
+                xo__log(XO_LOG_WARN, "waiting for device %d before a host write failed: %s", d, xo_last_error());
+        }
+    b->inflight &= ~pending;
 }
 
 /* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */
@@ -150,6 +168,16 @@ xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
     if (xo__fault_hit(ctx, d->info.plugin, "alloc"))
         return xo__error(XO_ERR_DEVICE, "allocating %zu bytes on device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
                          d->info.plugin);
+    /* Zero-copy where the device shares host memory: its copy is the host copy. */
+    if (ctx->zero_copy && d->info.host_unified && d->plugin->mem_wrap) {
+        if (d->plugin->mem_wrap(d->pstate, d->pdev, b->host, b->bytes, &b->mem[dev]) == XO_OK) {
+            b->shared |= 1u << dev;
+            return XO_OK;
+        }
+        xo__log(XO_LOG_DEBUG, "zero-copy on device %d declined (%s); allocating a copy", dev, xo_last_error());
+        xo__clear_error();
+        b->mem[dev] = NULL;
+    }
     return d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]);
 }
 

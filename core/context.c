@@ -129,6 +129,7 @@ xo_status xo_context_create(xo_context **out)
     ctx->id = atomic_fetch_add(&next_context_id, 1);
     ctx->threads = env.threads;
     ctx->calibrate = env.calibrate;
+    ctx->zero_copy = env.zero_copy;
     ctx->nfaults = env.nfaults;
     memcpy(ctx->faults, env.faults, sizeof env.faults);
     snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env.cache_dir);

@@ -257,6 +257,8 @@ static xo_status prepare(xo__op *op, int d)
             /* The host copy is the CPU's: only a stale one needs moving. */
             if (!(b->valid & 1u) && needs_current(op, i))
                 XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+            if (op->writes[i] && b->inflight) /* zero-copy devices may still read it */
+                xo__buffer_host_write_barrier(b, -1);
             op->desc.arg[i].host = b->host;
             continue;
         }
@@ -267,6 +269,14 @@ static xo_status prepare(xo__op *op, int d)
         op->desc.arg[i].mem = b->mem[d];
     }
     return XO_OK;
+}
+
+/* After enqueueing on a zero-copy device: those buffers' host memory is in use there. */
+static void mark_inflight(xo__op *op, int d)
+{
+    for (int i = 0; i < op->desc.narg; i++)
+        if (op->buf[i] && (op->buf[i]->shared >> d) & 1u)
+            op->buf[i]->inflight |= 1u << d;
 }
 
 /* Ops predicted under this many microseconds are not timed one by one (see run_on). */
@@ -309,6 +319,8 @@ static xo_status run_on(xo__op *op, int d, double raw_compute_us, int cls, doubl
         XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
         atomic_fetch_add_explicit(&dev->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
     }
+    if (d != 0)
+        mark_inflight(op, d);
     for (int i = 0; i < op->desc.narg; i++)
         if (op->writes[i])
             xo__buffer_mark_written(op->buf[i], d);

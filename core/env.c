@@ -13,6 +13,7 @@ const char *const xo__plugin_names[] = {"cpu", "opencl", "cuda", NULL};
 static const char *const fault_sites[] = {"alloc", "upload", "download", "launch", "compile", NULL};
 static const char *const log_names[] = {"off", "error", "warn", "info", "decisions", "debug", NULL};
 static const char *const calibrate_names[] = {"auto", "force", "off", NULL};
+static const char *const zero_copy_names[] = {"off", "on", NULL};
 
 int xo__word_index(const char *const *words, const char *s, size_t len)
 {
@@ -124,6 +125,7 @@ xo_status xo__env_read(xo__env *env)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     env->threads = cores > 0 ? (int)cores : 1;
     env->calibrate = XO_CALIBRATE_AUTO;
+    env->zero_copy = 1;
 
     const char *v;
     if ((v = getenv("XO_LOG")) != NULL) {
@@ -147,6 +149,8 @@ xo_status xo__env_read(xo__env *env)
         XO_RETURN_IF_ERROR(parse_choice("XO_CALIBRATE", v, calibrate_names, "auto, force, off", &c));
         env->calibrate = (xo__calibrate_mode)c;
     }
+    if ((v = getenv("XO_ZERO_COPY")) != NULL)
+        XO_RETURN_IF_ERROR(parse_choice("XO_ZERO_COPY", v, zero_copy_names, "on, off", &env->zero_copy));
     if ((v = getenv("XO_FAULTS")) != NULL)
         XO_RETURN_IF_ERROR(parse_faults(v, env));
     if ((v = getenv("XO_CACHE_DIR")) != NULL && v[0])

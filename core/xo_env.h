@@ -8,6 +8,7 @@ typedef struct xo__env {
     int log_level;
     int threads;
     xo__calibrate_mode calibrate;
+    int zero_copy;
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
     char cache_dir[1024];

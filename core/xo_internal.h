@@ -159,6 +159,7 @@ struct xo_context {
     _Atomic int forced; /* device index, or -1 for auto */
     int threads;
     xo__calibrate_mode calibrate;
+    int zero_copy;   /* XO_ZERO_COPY: share host memory with host-unified devices */
     char cache_dir[1024];
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
@@ -176,10 +177,17 @@ double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 struct xo_buffer {
     xo_context *ctx;
     size_t bytes;
-    void *host;                           /* 64-byte aligned host copy */
+    void *host;                           /* XO_HOST_ALIGN-aligned host copy */
     uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
+    uint32_t shared;                      /* bit d: device d's copy is the host copy (zero-copy) */
+    uint32_t inflight;                    /* bit d: shared device d may have queued ops on it */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies */
 };
+#define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
+
+/* Before anything writes the host copy: wait for queued ops on shared devices that may
+ * still read it (zero-copy), except on device `except` (its own queue orders them). */
+void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 
 /* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
 int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);

@@ -29,7 +29,11 @@ endif()
 # One context, four threads.
 xo_add_test(test_threads SOURCES test_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Residency and transfer counters (needs an OpenCL device, else skipped).
+# Exact byte counts of real copies: the copy path (XO_ZERO_COPY=off), even on a
+# host-unified device such as PoCL. test_zero_copy covers the shared path.
 xo_add_test(test_residency SOURCES test_residency.c LIBS xo_testutil m LABELS opencl
+            ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
+xo_add_test(test_zero_copy SOURCES test_zero_copy.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off)
 # XO_FAULTS: fallbacks and failed downloads (needs an OpenCL device, else skipped).
 xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl

@@ -13,9 +13,9 @@ extern "C" {
 #endif
 
 #define XO_VERSION_MAJOR 0
-#define XO_VERSION_MINOR 1
+#define XO_VERSION_MINOR 2
 #define XO_VERSION_PATCH 0
-#define XO_VERSION_STRING "0.1.0"
+#define XO_VERSION_STRING "0.2.0"
 
 /* ---- status and errors ------------------------------------------------- */
 

@@ -56,6 +56,7 @@ typedef struct xo__cl_device {
     char platform_version[128];
     cl_ulong max_alloc;
     size_t max_wg;
+    cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
 
     pthread_mutex_t build_lock; /* prog_state, prog, kernel handles (written once) */
     pthread_mutex_t lock;       /* kernel arguments + launches, partials, ring, staging */
@@ -102,6 +103,7 @@ void xo__cl_events_release_locked(xo__cl_device *d);
 /* ---- cl_mem.c ---------------------------------------------------------------- */
 xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out);
 void xo__cl_mem_free(void *state, int dev, xo_plugin_mem *mem);
+xo_status xo__cl_mem_wrap(void *state, int dev, void *host, size_t bytes, xo_plugin_mem **out);
 xo_status xo__cl_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off,
                         const void *src, size_t bytes);
 xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_off,

@@ -1,5 +1,11 @@
 /* cl_mem.c: device buffers and host<->device moves.
  *
+ * Zero-copy: on a host-unified device the core asks for a buffer that uses its host
+ * copy as storage (CL_MEM_USE_HOST_PTR). For those, upload and download only
+ * synchronise the two views with map/unmap: a write-invalidate map + unmap before the
+ * device reads host-written data, a blocking read map + unmap before the host reads
+ * device-written data. Nothing is copied on a device that really shares memory.
+ *
  * A device copy is a plain cl_mem (CL_MEM_READ_WRITE). Uploads copy the caller's bytes
  * into a staging block and enqueue a non-blocking write of it, so the caller's memory is
  * free as soon as upload() returns and later ops on the in-order queue see the data;
@@ -31,6 +37,50 @@ xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **o
     return XO_OK;
 }
 
+xo_status xo__cl_mem_wrap(void *state, int dev, void *host, size_t bytes, xo_plugin_mem **out)
+{
+    xo__cl_state *st = state;
+    xo__cl_device *d = device_of(state, dev);
+    *out = NULL;
+    if (!d->info.host_unified)
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: %s does not share host memory", d->info.name);
+    if (!host || bytes == 0 || (uintptr_t)host % d->base_align != 0)
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: host copy not aligned to %u bytes for zero-copy",
+                                   d->base_align);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, &err);
+    if (err != CL_SUCCESS || !m) return xo__cl_fail(st->host, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", err);
+    *out = (xo_plugin_mem *)(uintptr_t)m;
+    return XO_OK;
+}
+
+static int uses_host_ptr(cl_mem m)
+{
+    cl_mem_flags f = 0;
+    return clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) == CL_SUCCESS && (f & CL_MEM_USE_HOST_PTR);
+}
+
+/* Make the device's view of a zero-copy buffer agree with the host's (to_device) or the
+ * host's with the device's, waiting for the ops that write it. */
+static xo_status sync_shared(xo__cl_state *st, xo__cl_device *d, cl_mem m, size_t off, size_t bytes, int to_device)
+{
+    cl_int err = CL_SUCCESS;
+    cl_map_flags how = to_device ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ;
+    void *p = clEnqueueMapBuffer(d->queue, m, to_device ? CL_FALSE : CL_TRUE, how, off, bytes, 0, NULL, NULL, &err);
+    if (err != CL_SUCCESS || !p) return xo__cl_fail(st->host, "clEnqueueMapBuffer", err);
+    cl_event unmapped = NULL;
+    err = clEnqueueUnmapMemObject(d->queue, m, p, 0, NULL, to_device ? NULL : &unmapped);
+    if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clEnqueueUnmapMemObject", err);
+    if (unmapped) { /* the host may write the memory as soon as we return */
+        err = clWaitForEvents(1, &unmapped);
+        clReleaseEvent(unmapped);
+        if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clWaitForEvents", err);
+    } else {
+        clFlush(d->queue);
+    }
+    return XO_OK;
+}
+
 void xo__cl_mem_free(void *state, int dev, xo_plugin_mem *mem)
 {
     (void)state;
@@ -45,6 +95,7 @@ xo_status xo__cl_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off
     xo__cl_state *st = state;
     xo__cl_device *d = device_of(state, dev);
     if (bytes == 0) return XO_OK;
+    if (uses_host_ptr(xo__cl_mem(dst))) return sync_shared(st, d, xo__cl_mem(dst), dst_off, bytes, 1);
     void *copy = d->info.kind == XO_DEVICE_CPU ? NULL : malloc(bytes);
     cl_int err;
     if (!copy) { /* CPU device, or no room to stage: write synchronously */
@@ -71,6 +122,7 @@ xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_o
     xo__cl_state *st = state;
     xo__cl_device *d = device_of(state, dev);
     if (bytes == 0) return XO_OK;
+    if (uses_host_ptr(xo__cl_mem(src))) return sync_shared(st, d, xo__cl_mem(src), src_off, bytes, 0);
     cl_int err = clEnqueueReadBuffer(d->queue, xo__cl_mem(src), CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
     if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clEnqueueReadBuffer", err);
     return XO_OK;

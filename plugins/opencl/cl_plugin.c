@@ -80,6 +80,10 @@ static int device_open(xo__cl_state *st, xo__cl_device *d, cl_platform_id platfo
     d->info.fp64 = device_has_fp64(id);
     if (clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL) != CL_SUCCESS)
         d->max_alloc = 0;
+    cl_uint align_bits = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL) != CL_SUCCESS)
+        align_bits = 0;
+    d->base_align = align_bits >= 8 ? align_bits / 8 : 4096; /* unknown: ask for a page */
     if (clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_wg, &d->max_wg, NULL) != CL_SUCCESS ||
         d->max_wg == 0)
         d->max_wg = 1;
@@ -289,6 +293,7 @@ static const xo_plugin cl_plugin = {
     .shutdown = vt_shutdown,
     .device_info = vt_device_info,
     .supports = vt_supports,
+    .mem_wrap = xo__cl_mem_wrap,
     .mem_alloc = xo__cl_mem_alloc,
     .mem_free = xo__cl_mem_free,
     .upload = xo__cl_upload,

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define XO_PLUGIN_API_VERSION 1
+#define XO_PLUGIN_API_VERSION 2
 
 /* Op kinds as the core describes them to plugins. */
 typedef enum xo_op_kind {
@@ -157,6 +157,14 @@ typedef struct xo_plugin {
     xo_status (*run)(void *state, int dev, const xo_op_desc *op, uint64_t token);
     /* Wait until everything queued on `dev` has completed. */
     xo_status (*finish)(void *state, int dev);
+
+    /* Optional (NULL: never). Zero-copy on a host-unified device: make an allocation on
+     * `dev` whose storage is the host copy `host` itself (`bytes` long, 128-byte
+     * aligned), e.g. CL_MEM_USE_HOST_PTR. A failure only means the core allocates a
+     * separate copy with mem_alloc. For such an allocation the core passes `host` itself
+     * to upload and download, which then only make the device's and the host's views
+     * agree (download still waits for the producers); the core counts no bytes moved. */
+    xo_status (*mem_wrap)(void *state, int dev, void *host, size_t bytes, xo_plugin_mem **out);
 
     /* Optional: copy up to `max` device-measured timings of completed ops (oldest
      * first) and forget them; returns how many. Synchronous plugins leave it NULL:
