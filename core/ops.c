@@ -4,6 +4,16 @@
 
 #define RET(expr) XO_RETURN_IF_ERROR(expr)
 
+/* A leading dimension or increment that cannot matter (one row or column, one element)
+ * may legally be any size, even past what BLAS's 32-bit ints hold; the op is the same
+ * with the smallest legal value, so that is what devices get. */
+static size_t tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
+{
+    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
+    return outer <= 1 ? (inner > 1 ? inner : 1) : ld;
+}
+static size_t tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
+
 static xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
                       xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
                       size_t lda, xo_buffer *b, size_t b_off, size_t ldb, double beta, xo_buffer *c, size_t c_off,
@@ -27,7 +37,10 @@ static xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout la
     if (m == 0 || n == 0)
         return XO_OK;
     op.desc = (xo_op_desc){.kind = XO_OP_GEMM, .dtype = dt, .layout = layout, .ta = ta, .tb = tb, .m = m, .n = n,
-                           .k = k, .ld = {lda, ldb, ldc}, .alpha = alpha, .beta = beta, .narg = 3,
+                           .k = k,
+                           .ld = {tidy_ld(layout, an ? m : k, an ? k : m, lda),
+                                  tidy_ld(layout, bn ? k : n, bn ? n : k, ldb), tidy_ld(layout, m, n, ldc)},
+                           .alpha = alpha, .beta = beta, .narg = 3,
                            .arg = {op.desc.arg[0], op.desc.arg[1], op.desc.arg[2]}};
     op.reads[0] = op.reads[1] = 1;
     op.reads[2] = beta != 0.0;
@@ -58,9 +71,9 @@ static xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout la
     op.desc.ta = ta;
     op.desc.m = m;
     op.desc.n = n;
-    op.desc.ld[0] = lda;
-    op.desc.inc[0] = incx;
-    op.desc.inc[1] = incy;
+    op.desc.ld[0] = tidy_ld(layout, m, n, lda);
+    op.desc.inc[0] = tidy_inc(nt ? n : m, incx);
+    op.desc.inc[1] = tidy_inc(nt ? m : n, incy);
     op.desc.alpha = alpha;
     op.desc.beta = beta;
     op.reads[0] = op.reads[1] = 1;
@@ -81,8 +94,8 @@ static xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, do
     if (n == 0)
         return XO_OK;
     op.desc.n = n;
-    op.desc.inc[0] = incx;
-    op.desc.inc[1] = incy;
+    op.desc.inc[0] = tidy_inc(n, incx);
+    op.desc.inc[1] = tidy_inc(n, incy);
     op.desc.alpha = alpha;
     op.reads[0] = op.reads[1] = 1;
     op.writes[1] = 1;
@@ -99,7 +112,7 @@ static xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, do
     if (n == 0)
         return XO_OK;
     op.desc.n = n;
-    op.desc.inc[0] = incx;
+    op.desc.inc[0] = tidy_inc(n, incx);
     op.desc.alpha = alpha;
     op.reads[0] = op.writes[0] = 1;
     return xo__dispatch(&op);
@@ -121,8 +134,8 @@ static xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind, xo_conte
     for (int i = 0; i < o; i++)
         RET(xo__check_overlap(&op, o, i, 0));
     op.desc.n = n;
-    op.desc.inc[0] = incx;
-    op.desc.inc[1] = kind == XO_OP_DOT ? incy : 1;
+    op.desc.inc[0] = tidy_inc(n, incx);
+    op.desc.inc[1] = kind == XO_OP_DOT ? tidy_inc(n, incy) : 1;
     op.reads[0] = 1;
     op.reads[1] = kind == XO_OP_DOT;
     op.writes[o] = 1;
@@ -181,7 +194,7 @@ static xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows,
         return XO_OK;
     op.desc.m = rows;
     op.desc.n = cols;
-    op.desc.ld[0] = lda;
+    op.desc.ld[0] = tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
     op.reads[0] = op.reads[1] = op.writes[0] = 1;
     return xo__dispatch(&op);
 }

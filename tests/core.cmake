@@ -38,3 +38,5 @@ xo_add_test(test_zero_copy SOURCES test_zero_copy.c LIBS xo_testutil m LABELS op
 # XO_FAULTS: fallbacks and failed downloads (needs an OpenCL device, else skipped).
 xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off)
+# Seeded random arguments to every op: no crash, defined statuses, failed calls change nothing.
+xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

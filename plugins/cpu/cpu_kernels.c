@@ -18,20 +18,27 @@
  * suite checks every unary op against its reference loops on every device. */
 static inline float xo_cpu_expf(float x)
 {
-    x = x < -104.0f ? -104.0f : x;
-    x = x > 89.0f ? 89.0f : x;
+    const float in = x;
+    /* Written so that NaN fails both tests and lands on a finite value (the result is
+     * replaced by NaN at the end): the conversion to int below must see finite values. */
+    x = x > -104.0f ? x : -104.0f; /* underflows to 0 */
+    x = x < 89.0f ? x : 89.0f;     /* overflows to inf, as expf does */
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float fn = (x * 1.44269504088896341f + shifter) - shifter;
     float g = x - fn * 0.693359375f - fn * -2.12194440e-4f;
     float p = (((((1.9875691500e-4f * g + 1.3981999507e-3f) * g + 8.3334519073e-3f) * g + 4.1665795894e-2f) * g +
                 1.6666665459e-1f) * g + 5.0000001201e-1f) * (g * g) + g + 1.0f;
-    int32_t n = (int32_t)fn, h = n >> 1;
-    int32_t b1 = (h + 127) << 23, b2 = (n - h + 127) << 23;
+    /* 2^n in two halves so that n = 128 and the denormal range stay exact; n is in
+     * [-150, 128], so both biased exponents are positive. */
+    int32_t n = (int32_t)fn, h = n / 2;
+    uint32_t b1 = (uint32_t)(h + 127) << 23, b2 = (uint32_t)(n - h + 127) << 23;
     float s1, s2;
     memcpy(&s1, &b1, sizeof s1);
     memcpy(&s2, &b2, sizeof s2);
-    return p * s1 * s2;
+    float r = p * s1 * s2;
+    return in != in ? in : r; /* NaN in, NaN out */
 }
+
 static inline float xo_cpu_tanhf(float x)
 {
     float a = fabsf(x), z = x * x;
