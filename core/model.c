@@ -22,26 +22,21 @@ static double positive(double v, double fallback)
     return (isfinite(v) && v > 0.0) ? v : fallback;
 }
 
-double xo__h2d_us(const xo__profile *p, double bytes)
+/* One host<->device move: the latency plus bytes at `gbps`; gbps = 0 means "not
+ * applicable" (the host itself), with no bandwidth term. */
+static double move_us(const xo__profile *p, double bytes, double gbps)
 {
     if (!(bytes > 0.0))
         return 0.0;
     double t = positive(p->info.transfer_latency_us, 0.0);
-    /* h2d_gbps = 0 means "not applicable" (the host itself): no bandwidth term */
-    if (p->info.h2d_gbps > 0.0)
-        t += bytes / (p->info.h2d_gbps * 1e3);
+    if (gbps > 0.0)
+        t += bytes / (gbps * 1e3);
     return t;
 }
 
-double xo__d2h_us(const xo__profile *p, double bytes)
-{
-    if (!(bytes > 0.0))
-        return 0.0;
-    double t = positive(p->info.transfer_latency_us, 0.0);
-    if (p->info.d2h_gbps > 0.0)
-        t += bytes / (p->info.d2h_gbps * 1e3);
-    return t;
-}
+double xo__h2d_us(const xo__profile *p, double bytes) { return move_us(p, bytes, p->info.h2d_gbps); }
+
+double xo__d2h_us(const xo__profile *p, double bytes) { return move_us(p, bytes, p->info.d2h_gbps); }
 
 /* Curve point i of dtype, falling back to the sgemm curve (halved) and the peak. */
 static double curve_point(const xo__profile *p, xo_dtype dtype, int i)
