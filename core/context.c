@@ -1,5 +1,6 @@
 /* Context: plugin discovery, devices, device specs, fault injection, stats. */
 #include "xo_env.h"
+#include "xo_ops.h" /* XO_CACHE_MAX_DEV */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,9 @@ xo_status xo_context_create(xo_context **out)
         return st;
     }
     atomic_store(&ctx->forced, forced);
+    /* Fault injection goes through the checks of the full path; so do contexts with more
+     * devices than a cache entry holds. */
+    ctx->fast_dispatch = ctx->nfaults == 0 && ctx->ndev <= XO_CACHE_MAX_DEV;
     xo__clear_error();
     *out = ctx;
     return XO_OK;

@@ -73,38 +73,50 @@ static void drain_timings(xo_context *ctx, int d)
 
 /* ---- the calling thread's last decision, per context -------------------------------- */
 
-#define XO_DECISION_SLOTS 4
-typedef struct decision_slot {
-    uint64_t ctx_id;
-    const char *last_fn; /* whose name dec.op holds */
-    int stat_slot;
-    xo_decision d;
-} decision_slot;
-static _Thread_local decision_slot tl_decisions[XO_DECISION_SLOTS];
-static _Thread_local unsigned tl_next_slot;
+_Thread_local xo__thread xo__tl;
 
-static decision_slot *slot_for(const xo_context *ctx, int create)
+static xo__decision_slot *slot_for(const xo_context *ctx, int create)
 {
+    xo__thread *t = &xo__tl;
     for (int i = 0; i < XO_DECISION_SLOTS; i++)
-        if (tl_decisions[i].ctx_id == ctx->id)
-            return &tl_decisions[i];
+        if (t->slots[i].ctx_id == ctx->id) {
+            if (create)
+                t->last = &t->slots[i];
+            return &t->slots[i];
+        }
     if (!create)
         return NULL;
-    decision_slot *s = &tl_decisions[tl_next_slot++ % XO_DECISION_SLOTS];
+    xo__decision_slot *s = &t->slots[t->next_slot++ % XO_DECISION_SLOTS];
     s->ctx_id = ctx->id;
+    s->fn = NULL;
+    s->lazy = NULL;
     s->d.device = -1;
+    s->d.forced = 0;
     s->d.ndevices = 0;
     s->d.op[0] = '\0';
-    s->last_fn = NULL;
     int slot = atomic_fetch_add(&((xo_context *)ctx)->next_stat_slot, 1);
     s->stat_slot = slot < XO_STAT_SLOTS ? slot : -1;
+    t->last = s;
     return s;
 }
 
-static xo_decision *decision_for(const xo_context *ctx, int create)
+/* A decision whose estimates still live in a cache entry gets its own copy. */
+static void materialize(xo__decision_slot *s)
 {
-    decision_slot *s = slot_for(ctx, create);
-    return s ? &s->d : NULL;
+    if (!s->lazy)
+        return;
+    int n = s->d.ndevices < XO_CACHE_MAX_DEV ? s->d.ndevices : XO_CACHE_MAX_DEV;
+    memcpy(s->d.est, s->lazy->est, (size_t)n * sizeof s->d.est[0]);
+    s->lazy = NULL;
+}
+
+/* Before cache entry `e` changes: decisions that point at it take their copy. */
+static void release_entry(const xo__cache_entry *e)
+{
+    xo__thread *t = &xo__tl;
+    for (int i = 0; i < XO_DECISION_SLOTS; i++)
+        if (t->slots[i].lazy == e)
+            materialize(&t->slots[i]);
 }
 
 /* Count one completed op and its busy time: on this thread's own slot when it has one. */
@@ -131,13 +143,16 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_last_decision: ctx is NULL");
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_last_decision: out is NULL");
-    const xo_decision *d = decision_for(ctx, 0);
-    if (d) {
-        *out = *d;
-    } else {
+    xo__decision_slot *s = slot_for(ctx, 0);
+    if (!s) {
         memset(out, 0, sizeof *out);
         out->device = -1;
+        return XO_OK;
     }
+    materialize(s);
+    *out = s->d;
+    /* fn is a string literal "xo_<name>" */
+    snprintf(out->op, sizeof out->op, "%s", s->fn ? s->fn + 3 : "");
     return XO_OK;
 }
 
@@ -160,21 +175,7 @@ static int device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtyp
     return s;
 }
 
-/* Which operands must be current where the op runs: every one it reads, and every
- * output it does not overwrite completely (a strided or padded output leaves gaps whose
- * contents must survive). An operand whose span is empty is neither read nor written. */
-static void compute_needs(xo__op *op)
-{
-    unsigned need = 0;
-    for (int i = 0; i < op->desc.narg; i++) {
-        const xo_buffer *b = op->buf[i];
-        if (!b || op->lo[i] == op->hi[i])
-            continue;
-        if (op->reads[i] || !op->dense[i] || op->lo[i] != 0 || op->hi[i] != b->bytes)
-            need |= 1u << i;
-    }
-    op->need = need;
-}
+static void compute_needs(xo__op *op) { op->need = xo__op_needs(op); }
 
 static inline int needs_current(const xo__op *op, int i) { return (op->need >> i) & 1u; }
 
@@ -228,11 +229,11 @@ static void shape_text(const xo_op_desc *d, char *out, size_t cap)
     }
 }
 
-static void log_decision(const xo_context *ctx, const xo_decision *dec, const xo_op_desc *desc)
+static void log_decision(const xo_context *ctx, const char *fn, const xo_decision *dec, const xo_op_desc *desc)
 {
     char shape[64], line[768];
     shape_text(desc, shape, sizeof shape);
-    int used = snprintf(line, sizeof line, "%s %s -> %d %s%s | predicted us:", dec->op, shape, dec->device,
+    int used = snprintf(line, sizeof line, "%s %s -> %d %s%s | predicted us:", fn + 3, shape, dec->device,
                         ctx->dev[dec->device].info.plugin, dec->forced ? " (forced)" : "");
     for (int d = 0; d < dec->ndevices && used > 0 && (size_t)used < sizeof line; d++) {
         if (dec->est[d].eligible)
@@ -257,7 +258,7 @@ static xo_status prepare(xo__op *op, int d)
             /* The host copy is the CPU's: only a stale one needs moving. */
             if (!(b->valid & 1u) && needs_current(op, i))
                 XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
-            if (op->writes[i] && b->inflight) /* zero-copy devices may still read it */
+            if ((op->writes >> i & 1u) && b->inflight) /* zero-copy devices may still read it */
                 xo__buffer_host_write_barrier(b, -1);
             op->desc.arg[i].host = b->host;
             continue;
@@ -278,9 +279,6 @@ static void mark_inflight(xo__op *op, int d)
         if (op->buf[i] && (op->buf[i]->shared >> d) & 1u)
             op->buf[i]->inflight |= 1u << d;
 }
-
-/* Ops predicted under this many microseconds are not timed one by one (see run_on). */
-#define XO_UNTIMED_US 2.0
 
 /* Run on device d. raw_compute_us > 0 feeds the online correction; known_us >= 0 is the
  * corrected predicted run time, used for busy time of untimed tiny ops. */
@@ -322,7 +320,7 @@ static xo_status run_on(xo__op *op, int d, double raw_compute_us, int cls, doubl
     if (d != 0)
         mark_inflight(op, d);
     for (int i = 0; i < op->desc.narg; i++)
-        if (op->writes[i])
+        if (op->writes >> i & 1u)
             xo__buffer_mark_written(op->buf[i], d);
     count_op(ctx, op->stat_slot, d, busy_ns);
     return XO_OK;
@@ -361,52 +359,6 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
  * correction moves, so each thread keeps recent decisions: a hit skips the model. An
  * entry is re-evaluated (and its timing fed to the correction) on its first
  * XO_LEARN_CALLS uses and then on every XO_REFRESH-th, so corrections still take effect. */
-
-#define XO_CACHE_SLOTS 32
-#define XO_CACHE_MAX_DEV 4   /* contexts with more devices always evaluate the model */
-#define XO_LEARN_CALLS 8
-#define XO_REFRESH 16       /* powers of two: the check is a mask */
-#define XO_REFRESH_TINY 128
-
-typedef struct cache_entry {
-    uint64_t ctx_id;
-    uint64_t key[5];
-    uint32_t uses;
-    int best;      /* cost-based choice before forcing */
-    int failed;    /* a device that would have been cheaper but failed here, or -1 */
-    int cls;
-    double raw[XO_CACHE_MAX_DEV];
-    xo_estimate est[XO_CACHE_MAX_DEV];
-} cache_entry;
-static _Thread_local cache_entry tl_cache[XO_CACHE_SLOTS];
-
-static void make_key(const xo__op *op, uint64_t key[5])
-{
-    const xo_op_desc *d = &op->desc;
-    uint64_t k0 = (uint64_t)d->kind | (uint64_t)d->dtype << 4 | (uint64_t)op->cpu_only << 5 |
-                  (uint64_t)(d->subop & 0xff) << 8;
-    uint64_t sizes = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < d->narg; i++) {
-        const xo_buffer *b = op->buf[i];
-        uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)needs_current(op, i)) : 0;
-        k0 ^= v << (16 + 16 * i);
-        sizes = (sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
-    }
-    key[0] = k0;
-    key[1] = d->m;
-    key[2] = d->n;
-    key[3] = d->k;
-    key[4] = sizes;
-}
-
-static cache_entry *cache_slot(uint64_t ctx_id, const uint64_t key[5], int *hit)
-{
-    uint64_t h = (key[0] ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ key[4] ^ ctx_id * 7919) * 0x9E3779B97F4A7C15ull;
-    cache_entry *e = &tl_cache[h >> 59];
-    *hit = e->ctx_id == ctx_id && ((e->key[0] ^ key[0]) | (e->key[1] ^ key[1]) | (e->key[2] ^ key[2]) |
-                                   (e->key[3] ^ key[3]) | (e->key[4] ^ key[4])) == 0;
-    return e;
-}
 
 /* Evaluate the model on every device: fills dec->est, raw (uncorrected compute) and
  * returns the cheapest eligible device (staying where the data lives on close calls). */
@@ -455,62 +407,66 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     return best;
 }
 
-xo_status xo__dispatch(xo__op *op)
+xo_status xo__dispatch_slow(xo__op *op)
 {
     xo_context *ctx = op->ctx;
     compute_needs(op);
-    decision_slot *slot = slot_for(ctx, 1);
+    xo__decision_slot *slot = slot_for(ctx, 1);
     xo_decision *dec = &slot->d;
     op->stat_slot = slot->stat_slot;
     double raw[XO_MAX_DEVICES];
     int cls = 0, best, learn, failed_dev = -1;
     const int ndev = ctx->ndev;
-
-    /* The op's name without "xo_"; fn is a string literal, so an unchanged pointer
-     * means an unchanged name. */
-    if (slot->last_fn != op->fn) {
-        snprintf(dec->op, sizeof dec->op, "%s", op->fn + 3);
-        slot->last_fn = op->fn;
-    }
+    slot->fn = op->fn;
     dec->ndevices = ndev;
 
-    cache_entry *ce = NULL;
+    xo__cache_entry *ce = NULL;
     int hit = 0;
     if (ndev <= XO_CACHE_MAX_DEV) {
         uint64_t key[5];
-        make_key(op, key);
-        ce = cache_slot(ctx->id, key, &hit);
+        xo__op_key(op, key);
+        ce = xo__cache_find(&xo__tl, ctx->id, key, &hit);
         if (!hit) {
+            release_entry(ce);
             ce->ctx_id = ctx->id;
             memcpy(ce->key, key, sizeof key);
             ce->uses = 0;
         }
     }
-    /* Ops predicted under 10 us re-learn less often: their model evaluation and timing
-     * would otherwise be a visible share of the call. */
-    learn = !hit || ce->uses < XO_LEARN_CALLS ||
-            (ce->uses & (ce->est[ce->best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1)) == 0;
+    learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & ce->refresh_mask) == 0;
     if (learn) {
+        slot->lazy = NULL;
         best = evaluate(op, dec, raw, &cls, &failed_dev);
         if (ce) {
+            release_entry(ce);
             ce->best = best;
             ce->failed = failed_dev;
             ce->cls = cls;
+            /* Ops predicted under 10 us re-learn less often: their model evaluation and
+             * timing would otherwise be a visible share of the call. */
+            ce->refresh_mask = dec->est[best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
+            ce->host_ok = 1;
+            for (int i = 0; i < op->desc.narg; i++)
+                if ((op->need >> i & 1u) && !(op->buf[i]->valid & 1u))
+                    ce->host_ok = 0;
+            double cpu_us = dec->est[0].compute_us;
+            ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint64_t)(cpu_us * 1e3) + 1 : 0;
             memcpy(ce->raw, raw, (size_t)ndev * sizeof raw[0]);
             memcpy(ce->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
         }
     } else {
         best = ce->best;
         failed_dev = ce->failed;
-        memcpy(dec->est, ce->est, (size_t)ndev * sizeof dec->est[0]);
+        slot->lazy = ce; /* the estimates are the entry's until it changes */
     }
     if (ce)
         ce->uses++;
+    const xo_estimate *est = slot->lazy ? slot->lazy->est : dec->est;
 
     dec->forced = 0;
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (forced >= 0) {
-        if (dec->est[forced].eligible) {
+        if (est[forced].eligible) {
             best = forced;
             dec->forced = 1;
             failed_dev = -1; /* placed by the user, not by cost */
@@ -520,17 +476,19 @@ xo_status xo__dispatch(xo__op *op)
              * and the op is a fallback from that device. Not runnable by design: CPU. */
             failed_dev = !op->cpu_only && device_support(ctx, forced, op->desc.kind, op->desc.dtype) == 2 ? forced : -1;
             if (!atomic_exchange(&ctx->dev[forced].forced_warned, 1))
-                xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", dec->op, forced,
-                        ctx->dev[forced].info.plugin);
+                xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3,
+                        forced, ctx->dev[forced].info.plugin);
         }
     }
 
     int ran = best;
     dec->device = -1; /* until it has run somewhere */
-    double known = learn ? -1 : dec->est[best].compute_us;
+    double known = learn ? -1 : est[best].compute_us;
     xo_status st = run_on(op, best, learn ? raw[best] : 0, cls, known);
-    if (st != XO_OK)
+    if (st != XO_OK) {
+        materialize(slot);
         st = fall_back(op, best, dec, &ran);
+    }
     if (st != XO_OK) {
         dec->device = ran;
         return st;
@@ -540,9 +498,25 @@ xo_status xo__dispatch(xo__op *op)
         dec->forced = 0;
     if (failed_dev >= 0 && failed_dev != ran)
         atomic_fetch_add_explicit(&ctx->dev[failed_dev].stats.fallbacks, 1, memory_order_relaxed);
-    if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS)
-        log_decision(ctx, dec, &op->desc);
+    if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS) {
+        materialize(slot);
+        log_decision(ctx, op->fn, dec, &op->desc);
+    }
     return XO_OK;
+}
+
+xo_status xo__dispatch_cpu_failed(const xo__op *fast, const xo_op_desc *desc, xo__decision_slot *s)
+{
+    xo__op copy = *fast, *op = &copy;
+    op->desc = *desc;
+    materialize(s);
+    op->stat_slot = s->stat_slot;
+    int ran = 0;
+    xo_status st = fall_back(op, 0, &s->d, &ran);
+    s->d.device = ran;
+    if (st == XO_OK && ran != 0)
+        s->d.forced = 0;
+    return st;
 }
 
 /* ---- calibration and xo_finish ----------------------------------------------------- */
@@ -554,17 +528,16 @@ xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *cons
     xo__op op;
     xo__op_begin(&op, "xo__run_on", ctx, desc->kind, desc->dtype);
     op.desc = *desc;
+    op.reads = (1u << XO_MAX_OPERANDS) - 1; /* calibration keeps every operand current: simple and safe */
     for (int i = 0; i < desc->narg; i++) {
         op.buf[i] = bufs[i];
-        op.argname[i] = "operand";
-        op.reads[i] = 1; /* calibration keeps every operand current: simple and safe */
         op.lo[i] = 0;
         op.hi[i] = bufs[i] ? bufs[i]->bytes : 0;
     }
     static const uint8_t out_arg[XO_OP_KIND_COUNT] = {
         [XO_OP_GEMM] = 2, [XO_OP_GEMV] = 2, [XO_OP_AXPY] = 1, [XO_OP_SCAL] = 0, [XO_OP_DOT] = 2,
         [XO_OP_NRM2] = 1, [XO_OP_UNARY] = 1, [XO_OP_BINARY] = 2, [XO_OP_BIAS] = 0, [XO_OP_REDUCE] = 1};
-    op.writes[out_arg[desc->kind]] = 1;
+    op.writes = 1u << out_arg[desc->kind];
     compute_needs(&op);
     return run_on(&op, dev, 0, 0, -1);
 }

@@ -3,6 +3,10 @@
 #include "xo_ops.h"
 
 #define RET(expr) XO_RETURN_IF_ERROR(expr)
+/* Each public entry point gets its own copy, specialised to its dtype and constants (the
+ * operand count and read/write masks set just before dispatch are literals, so the inline
+ * dispatch in xo_dispatch.h unrolls its operand loops). */
+#define XO_INLINE inline __attribute__((always_inline))
 
 /* A leading dimension or increment that cannot matter (one row or column, one element)
  * may legally be any size, even past what BLAS's 32-bit ints hold; the op is the same
@@ -14,7 +18,7 @@ static size_t tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
 }
 static size_t tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
 
-static xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
+static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
                       xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
                       size_t lda, xo_buffer *b, size_t b_off, size_t ldb, double beta, xo_buffer *c, size_t c_off,
                       size_t ldc)
@@ -26,30 +30,32 @@ static xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout la
     RET(xo__check_trans(&op, "ta", ta));
     RET(xo__check_trans(&op, "tb", tb));
     int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
-    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", layout == XO_ROW_MAJOR ? (an ? "k" : "m") : (an ? "m" : "k"),
-                         a, a_off, layout, an ? m : k, an ? k : m, lda));
-    RET(xo__check_matrix(&op, 1, "b", "b_off", "ldb", layout == XO_ROW_MAJOR ? (bn ? "n" : "k") : (bn ? "k" : "n"),
-                         b, b_off, layout, bn ? k : n, bn ? n : k, ldb));
-    RET(xo__check_matrix(&op, 2, "c", "c_off", "ldc", layout == XO_ROW_MAJOR ? "n" : "m", c, c_off, layout, m, n,
-                         ldc));
-    RET(xo__check_overlap(&op, 2, 0, 0));
-    RET(xo__check_overlap(&op, 2, 1, 0));
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "m", "k", !an, a, a_off, layout, an ? m : k, an ? k : m, lda));
+    RET(xo__check_matrix(&op, 1, "b", "b_off", "ldb", "k", "n", !bn, b, b_off, layout, bn ? k : n, bn ? n : k, ldb));
+    RET(xo__check_matrix(&op, 2, "c", "c_off", "ldc", "m", "n", 0, c, c_off, layout, m, n, ldc));
+    RET(xo__check_overlap(&op, 2, "c", 0, "a", 0));
+    RET(xo__check_overlap(&op, 2, "c", 1, "b", 0));
     if (m == 0 || n == 0)
         return XO_OK;
-    op.desc = (xo_op_desc){.kind = XO_OP_GEMM, .dtype = dt, .layout = layout, .ta = ta, .tb = tb, .m = m, .n = n,
-                           .k = k,
-                           .ld = {tidy_ld(layout, an ? m : k, an ? k : m, lda),
-                                  tidy_ld(layout, bn ? k : n, bn ? n : k, ldb), tidy_ld(layout, m, n, ldc)},
-                           .alpha = alpha, .beta = beta, .narg = 3,
-                           .arg = {op.desc.arg[0], op.desc.arg[1], op.desc.arg[2]}};
-    op.reads[0] = op.reads[1] = 1;
-    op.reads[2] = beta != 0.0;
-    op.writes[2] = 1;
+    op.desc.layout = layout;
+    op.desc.ta = ta;
+    op.desc.tb = tb;
+    op.desc.m = m;
+    op.desc.n = n;
+    op.desc.k = k;
+    op.desc.ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
+    op.desc.ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
+    op.desc.ld[2] = tidy_ld(layout, m, n, ldc);
+    op.desc.alpha = alpha;
+    op.desc.beta = beta;
+    op.reads = 3u | (beta != 0.0) << 2;
+    op.writes = 1u << 2;
+    op.desc.narg = 3;
     op.cpu_only = k == 0;
     return xo__dispatch(&op);
 }
 
-static xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m,
+static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m,
                       size_t n, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *x, size_t x_off,
                       size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy)
 {
@@ -59,12 +65,11 @@ static xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout la
     RET(xo__check_layout(&op, layout));
     RET(xo__check_trans(&op, "ta", ta));
     int nt = ta == XO_NO_TRANS;
-    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", layout == XO_ROW_MAJOR ? "n" : "m", a, a_off, layout, m, n,
-                         lda));
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "m", "n", 0, a, a_off, layout, m, n, lda));
     RET(xo__check_vector(&op, 1, "x", "x_off", "incx", x, x_off, nt ? n : m, incx));
     RET(xo__check_vector(&op, 2, "y", "y_off", "incy", y, y_off, nt ? m : n, incy));
-    RET(xo__check_overlap(&op, 2, 0, 0));
-    RET(xo__check_overlap(&op, 2, 1, 0));
+    RET(xo__check_overlap(&op, 2, "y", 0, "a", 0));
+    RET(xo__check_overlap(&op, 2, "y", 1, "x", 0));
     if (m == 0 || n == 0)
         return XO_OK; /* as in BLAS: y is left untouched when either dimension is 0 */
     op.desc.layout = layout;
@@ -76,13 +81,13 @@ static xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout la
     op.desc.inc[1] = tidy_inc(nt ? m : n, incy);
     op.desc.alpha = alpha;
     op.desc.beta = beta;
-    op.reads[0] = op.reads[1] = 1;
-    op.reads[2] = beta != 0.0;
-    op.writes[2] = 1;
+    op.reads = 3u | (beta != 0.0) << 2;
+    op.writes = 1u << 2;
+    op.desc.narg = 3;
     return xo__dispatch(&op);
 }
 
-static xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
+static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
                       size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy)
 {
     xo__op op;
@@ -90,19 +95,20 @@ static xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, do
     RET(xo__check_ctx(&op));
     RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
     RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
-    RET(xo__check_overlap(&op, 1, 0, 0));
+    RET(xo__check_overlap(&op, 1, "y", 0, "x", 0));
     if (n == 0)
         return XO_OK;
     op.desc.n = n;
     op.desc.inc[0] = tidy_inc(n, incx);
     op.desc.inc[1] = tidy_inc(n, incy);
     op.desc.alpha = alpha;
-    op.reads[0] = op.reads[1] = 1;
-    op.writes[1] = 1;
+    op.reads = 3u;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
     return xo__dispatch(&op);
 }
 
-static xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
+static XO_INLINE xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
                       size_t x_off, size_t incx)
 {
     xo__op op;
@@ -114,12 +120,13 @@ static xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, do
     op.desc.n = n;
     op.desc.inc[0] = tidy_inc(n, incx);
     op.desc.alpha = alpha;
-    op.reads[0] = op.writes[0] = 1;
+    op.reads = op.writes = 1u;
+    op.desc.narg = 1;
     return xo__dispatch(&op);
 }
 
 /* dot (two inputs) and nrm2 (one): the result goes to out[out_off]; n = 0 writes 0. */
-static xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind, xo_context *ctx, size_t n, xo_buffer *x,
+static XO_INLINE xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind, xo_context *ctx, size_t n, xo_buffer *x,
                           size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy, xo_buffer *out,
                           size_t out_off)
 {
@@ -131,19 +138,20 @@ static xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind, xo_conte
     if (kind == XO_OP_DOT)
         RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
     RET(xo__check_vector(&op, o, "out", "out_off", NULL, out, out_off, 1, 1));
-    for (int i = 0; i < o; i++)
-        RET(xo__check_overlap(&op, o, i, 0));
+    RET(xo__check_overlap(&op, o, "out", 0, "x", 0));
+    if (kind == XO_OP_DOT)
+        RET(xo__check_overlap(&op, o, "out", 1, "y", 0));
     op.desc.n = n;
     op.desc.inc[0] = tidy_inc(n, incx);
     op.desc.inc[1] = kind == XO_OP_DOT ? tidy_inc(n, incy) : 1;
-    op.reads[0] = 1;
-    op.reads[1] = kind == XO_OP_DOT;
-    op.writes[o] = 1;
+    op.reads = kind == XO_OP_DOT ? 3u : 1u;
+    op.writes = 1u << o;
+    op.desc.narg = o + 1;
     op.cpu_only = n == 0;
     return xo__dispatch(&op);
 }
 
-static xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op uop, size_t n, xo_buffer *x,
+static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op uop, size_t n, xo_buffer *x,
                        size_t x_off, xo_buffer *y, size_t y_off)
 {
     xo__op op;
@@ -152,16 +160,18 @@ static xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op
     RET(xo__check_enum(&op, "op", (int)uop, XO_RELU, XO_SIGMOID_GRAD));
     RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
     RET(xo__check_vector(&op, 1, "y", "y_off", NULL, y, y_off, n, 1));
-    RET(xo__check_overlap(&op, 1, 0, 1));
+    RET(xo__check_overlap(&op, 1, "y", 0, "x", 1));
     if (n == 0)
         return XO_OK;
     op.desc.subop = (int)uop;
     op.desc.n = n;
-    op.reads[0] = op.writes[1] = 1;
+    op.reads = 1u;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
     return xo__dispatch(&op);
 }
 
-static xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
+static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
                         size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
 {
     xo__op op;
@@ -171,35 +181,39 @@ static xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_
     RET(xo__check_vector(&op, 0, "a", "a_off", NULL, a, a_off, n, 1));
     RET(xo__check_vector(&op, 1, "b", "b_off", NULL, b, b_off, n, 1));
     RET(xo__check_vector(&op, 2, "c", "c_off", NULL, c, c_off, n, 1));
-    RET(xo__check_overlap(&op, 2, 0, 1));
-    RET(xo__check_overlap(&op, 2, 1, 1));
+    RET(xo__check_overlap(&op, 2, "c", 0, "a", 1));
+    RET(xo__check_overlap(&op, 2, "c", 1, "b", 1));
     if (n == 0)
         return XO_OK;
     op.desc.subop = (int)bop;
     op.desc.n = n;
-    op.reads[0] = op.reads[1] = op.writes[2] = 1;
+    op.reads = 3u;
+    op.writes = 1u << 2;
+    op.desc.narg = 3;
     return xo__dispatch(&op);
 }
 
-static xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
+static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
                       size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
 {
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BIAS, dt);
     RET(xo__check_ctx(&op));
-    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "cols", a, a_off, XO_ROW_MAJOR, rows, cols, lda));
+    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "rows", "cols", 0, a, a_off, XO_ROW_MAJOR, rows, cols, lda));
     RET(xo__check_vector(&op, 1, "bias", "bias_off", NULL, bv, bias_off, cols, 1));
-    RET(xo__check_overlap(&op, 0, 1, 0));
+    RET(xo__check_overlap(&op, 0, "a", 1, "bias", 0));
     if (rows == 0 || cols == 0)
         return XO_OK;
     op.desc.m = rows;
     op.desc.n = cols;
     op.desc.ld[0] = tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
-    op.reads[0] = op.reads[1] = op.writes[0] = 1;
+    op.reads = 3u;
+    op.writes = 1u;
+    op.desc.narg = 2;
     return xo__dispatch(&op);
 }
 
-static xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, xo_reduce_op rop, size_t n, xo_buffer *x,
+static XO_INLINE xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, xo_reduce_op rop, size_t n, xo_buffer *x,
                         size_t x_off, xo_buffer *out, size_t out_off)
 {
     xo__op op;
@@ -208,12 +222,14 @@ static xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, xo_reduce_
     RET(xo__check_enum(&op, "op", (int)rop, XO_SUM, XO_MAX_ELEMENT));
     RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
     RET(xo__check_vector(&op, 1, "out", "out_off", NULL, out, out_off, 1, 1));
-    RET(xo__check_overlap(&op, 1, 0, 0));
+    RET(xo__check_overlap(&op, 1, "out", 0, "x", 0));
     if (n == 0 && rop == XO_MAX_ELEMENT)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: n = 0: XO_MAX_ELEMENT of no elements is undefined", fn);
     op.desc.subop = (int)rop;
     op.desc.n = n;
-    op.reads[0] = op.writes[1] = 1;
+    op.reads = 1u;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
     op.cpu_only = n == 0;
     return xo__dispatch(&op);
 }

@@ -2,68 +2,71 @@
  * xo_ops.h): each names the function and the offending argument. */
 #include "xo_ops.h"
 
-xo_status xo__fail_null(const xo__op *op, const char *name)
+xo_status xo__fail_null(const char *fn, const char *name)
 {
-    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op->fn, name);
+    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
 }
 
-xo_status xo__fail_enum(const xo__op *op, const char *name, int value, int lo, int hi)
+xo_status xo__fail_enum(const char *fn, const char *name, int value, int lo, int hi)
 {
-    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %d is not a valid value (%d..%d)", op->fn, name, value, lo,
+    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %d is not a valid value (%d..%d)", fn, name, value, lo,
                      hi);
 }
 
-xo_status xo__fail_layout(const xo__op *op, int layout)
+xo_status xo__fail_layout(const char *fn, int layout)
 {
     return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: layout = %d is not XO_ROW_MAJOR (101) or XO_COL_MAJOR (102)",
-                     op->fn, layout);
+                     fn, layout);
 }
 
-xo_status xo__fail_trans(const xo__op *op, const char *name, int t)
+xo_status xo__fail_trans(const char *fn, const char *name, int t)
 {
-    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %d is not XO_NO_TRANS (111) or XO_TRANS (112)", op->fn,
+    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %d is not XO_NO_TRANS (111) or XO_TRANS (112)", fn,
                      name, t);
 }
 
-xo_status xo__fail_context(const xo__op *op, const char *bname)
+xo_status xo__fail_context(const char *fn, const char *bname)
 {
-    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", op->fn, bname);
+    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", fn, bname);
 }
 
-xo_status xo__fail_inc(const xo__op *op, const char *incname)
+xo_status xo__fail_inc(const char *fn, const char *incname)
 {
-    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = 0; increments must be >= 1", op->fn, incname);
+    return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = 0; increments must be >= 1", fn, incname);
 }
 
-xo_status xo__fail_ld(const xo__op *op, const char *ldname, size_t ld, const char *inner_name, size_t need,
-                      const char *bname, size_t rows, size_t cols, xo_layout layout)
+xo_status xo__fail_ld(const char *fn, const char *ldname, size_t ld, const char *rows_name, const char *cols_name,
+                      int trans, size_t need, const char *bname, size_t rows, size_t cols, xo_layout layout)
 {
+    /* the stored matrix's inner dimension: columns in row-major, rows in column-major */
+    const char *inner_name = (layout == XO_ROW_MAJOR) != (trans != 0) ? cols_name : rows_name;
     return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %zu is less than max(1, %s) = %zu (%s is %zu x %zu, %s)",
-                     op->fn, ldname, ld, inner_name, need, bname, rows, cols,
+                     fn, ldname, ld, inner_name, need, bname, rows, cols,
                      layout == XO_ROW_MAJOR ? "row-major" : "column-major");
 }
 
-xo_status xo__fail_span(const xo__op *op, const char *bname, const char *offname, size_t off, size_t elements,
-                        size_t bytes)
+xo_status xo__fail_span(const char *fn, const char *bname, const char *offname, size_t off, size_t elements,
+                        size_t esize, size_t bytes)
 {
     if (elements == 0)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %zu lies past the end of %s (%zu bytes)", op->fn, offname,
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s = %zu lies past the end of %s (%zu bytes)", fn, offname,
                          off, bname, bytes);
     return xo__error(XO_ERR_INVALID_ARGUMENT,
                      "%s: %s reaches past its buffer's end: %s = %zu plus %zu elements of %zu bytes > %zu bytes",
-                     op->fn, bname, offname, off, elements, op->esize, bytes);
+                     fn, bname, offname, off, elements, esize, bytes);
 }
 
-xo_status xo__fail_extent(const xo__op *op, const char *bname)
+xo_status xo__fail_extent(const char *fn, const char *bname)
 {
     return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s reaches past its buffer's end (its extent overflows size_t)",
-                     op->fn, bname);
+                     fn, bname);
 }
 
-xo_status xo__fail_overlap(const xo__op *op, int out, int in, int alias_allowed)
+xo_status xo__fail_overlap(const char *fn, const char *outname, size_t out_lo, size_t out_hi, const char *inname,
+                           size_t in_lo, size_t in_hi, int alias_allowed)
 {
     return xo__error(XO_ERR_INVALID_ARGUMENT,
-                     "%s: output %s (bytes %zu..%zu) overlaps input %s (bytes %zu..%zu) in the same buffer%s", op->fn,
-                     op->argname[out], op->lo[out], op->hi[out], op->argname[in], op->lo[in], op->hi[in],
+                     "%s: output %s (bytes %zu..%zu) overlaps input %s (bytes %zu..%zu) in the same buffer%s", fn,
+                     outname, out_lo, out_hi, inname, in_lo, in_hi,
                      alias_allowed ? "; only the exact alias at the same offset is allowed" : "");
 }

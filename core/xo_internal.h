@@ -163,6 +163,7 @@ struct xo_context {
     char cache_dir[1024];
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
+    int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */
     xo__correction *correction;
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;

@@ -1,0 +1,189 @@
+/* Placement's per-thread state and the fast path of dispatch.
+ *
+ * Every thread keeps its recent decisions in a small cache keyed by the op's shape and
+ * where its operands are current (dispatch.c fills it from the cost model). An op whose
+ * entry says "the CPU" and that needs nothing moved runs straight from here: inline in
+ * each op's entry point, so that the compiler folds the operand loops to the op's
+ * constants. Anything else (a miss, a learning call, another device, a stale host copy,
+ * decision logging, fault injection) takes xo__dispatch_slow in dispatch.c, which is
+ * also what the fast path's own decisions come from. Both compute the key the same way. */
+#ifndef XO_DISPATCH_H
+#define XO_DISPATCH_H
+
+#include "xo_internal.h"
+
+#define XO_CACHE_SLOTS 32    /* decisions cached per thread (a power of two) */
+#define XO_CACHE_MAX_DEV 4   /* contexts with more devices always evaluate the model */
+#define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
+#define XO_REFRESH 16        /* then 1 call in XO_REFRESH (powers of two: the check is a mask) */
+#define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
+#define XO_UNTIMED_US 2.0    /* ops predicted under this are not timed one by one */
+#define XO_DECISION_SLOTS 4  /* contexts per thread whose last decision is kept */
+
+typedef struct xo__cache_entry {
+    uint64_t ctx_id;
+    uint64_t key[5];
+    uint32_t uses;
+    uint32_t refresh_mask; /* re-evaluate when (uses & refresh_mask) == 0 */
+    int best;              /* cost-based choice before forcing */
+    int failed;            /* a device that would have been cheaper but failed here, or -1 */
+    int cls;               /* size class of the correction */
+    int host_ok;           /* every operand the op needs is current on the host */
+    uint64_t cpu_known_ns; /* corrected CPU compute time if under XO_UNTIMED_US, else 0 */
+    double raw[XO_CACHE_MAX_DEV];
+    xo_estimate est[XO_CACHE_MAX_DEV];
+} xo__cache_entry;
+
+/* The calling thread's last decision in one context. While `lazy` is set, the estimates
+ * are those of that cache entry (the fast path does not copy them); dispatch.c copies
+ * them into d.est before it changes the entry. */
+typedef struct xo__decision_slot {
+    uint64_t ctx_id;
+    const char *fn;               /* the op's public name ("xo_sgemm"); d.op is filled on read */
+    const xo__cache_entry *lazy;
+    int stat_slot;                /* this thread's xo__stat_slot in ctx, or -1 */
+    xo_decision d;
+} xo__decision_slot;
+
+typedef struct xo__thread {
+    xo__decision_slot *last; /* the slot used most recently */
+    unsigned next_slot;
+    xo__decision_slot slots[XO_DECISION_SLOTS];
+    xo__cache_entry cache[XO_CACHE_SLOTS];
+} xo__thread;
+extern _Thread_local xo__thread xo__tl;
+
+/* Which operands must be current where the op runs: every one it reads, and every
+ * output it does not overwrite completely (a strided or padded output leaves gaps whose
+ * contents must survive). An operand whose span is empty is neither read nor written. */
+static inline unsigned xo__op_needs(const xo__op *op)
+{
+    unsigned need = 0;
+    for (int i = 0; i < op->desc.narg; i++) {
+        const xo_buffer *b = op->buf[i];
+        if (!b || op->lo[i] == op->hi[i])
+            continue;
+        if (((op->reads | ~op->dense) >> i & 1u) || op->lo[i] != 0 || op->hi[i] != b->bytes)
+            need |= 1u << i;
+    }
+    return need;
+}
+
+/* The decision cache key: kind, dtype, sub-op, the degenerate flag, each operand's
+ * residency and need, the dimensions, and a hash of the buffers' sizes (which set the
+ * transfer costs). Needs op->need. */
+static inline void xo__op_key(const xo__op *op, uint64_t key[5])
+{
+    const xo_op_desc *d = &op->desc;
+    uint64_t k0 = (uint64_t)d->kind | (uint64_t)d->dtype << 4 | (uint64_t)op->cpu_only << 5 |
+                  (uint64_t)(d->subop & 0xff) << 8;
+    uint64_t sizes = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < d->narg; i++) {
+        const xo_buffer *b = op->buf[i];
+        uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)(op->need >> i & 1u)) : 0;
+        k0 ^= v << (16 + 16 * i);
+        sizes = (sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
+    }
+    key[0] = k0;
+    key[1] = d->m;
+    key[2] = d->n;
+    key[3] = d->k;
+    key[4] = sizes;
+}
+
+static inline xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id, const uint64_t key[5], int *hit)
+{
+    uint64_t h = (key[0] ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ key[4] ^ ctx_id * 7919) * 0x9E3779B97F4A7C15ull;
+    xo__cache_entry *e = &t->cache[h >> (64 - 5)];
+    _Static_assert(XO_CACHE_SLOTS == 32, "the index takes the hash's top 5 bits");
+    *hit = e->ctx_id == ctx_id && ((e->key[0] ^ key[0]) | (e->key[1] ^ key[1]) | (e->key[2] ^ key[2]) |
+                                   (e->key[3] ^ key[3]) | (e->key[4] ^ key[4])) == 0;
+    return e;
+}
+
+/* Everything but the fast path: place by the model, move operands, run, fall back. */
+xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));
+/* The fast path's CPU run failed: complete the op elsewhere (cold). */
+xo_status xo__dispatch_cpu_failed(const xo__op *op, const xo_op_desc *desc, xo__decision_slot *s)
+    __attribute__((cold, noinline));
+
+/* The full path gets its own copy of the op: `op` itself never has its address taken,
+ * so the compiler keeps it in registers (a tiny op's checks and key cost a third less). */
+static inline __attribute__((always_inline)) xo_status xo__dispatch_copy(const xo__op *op)
+{
+    xo__op copy = *op;
+    return xo__dispatch_slow(&copy);
+}
+
+/* Place, move, run, record. */
+static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
+{
+    xo_context *ctx = op->ctx;
+    xo__thread *t = &xo__tl;
+    xo__decision_slot *s = t->last;
+    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch ||
+                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
+                         0))
+        return xo__dispatch_copy(op);
+    /* Locals: the plugin call below may read *op, so the compiler reloads what it must
+     * not assume; narg and the masks are the op's constants. */
+    const int narg = op->desc.narg;
+    const unsigned writes = op->writes;
+    xo_buffer *const *buf = op->buf;
+    op->need = xo__op_needs(op);
+    uint64_t key[5];
+    xo__op_key(op, key);
+    int hit;
+    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (!hit || e->uses < XO_LEARN_CALLS || (e->uses & e->refresh_mask) == 0 || !e->host_ok ||
+        !(forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0)))
+        return xo__dispatch_copy(op);
+    for (int i = 0; i < narg; i++)
+        if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
+            return xo__dispatch_copy(op);
+
+    /* The CPU, with every operand it needs current on the host. */
+    xo_op_desc desc = op->desc;
+    for (int i = 0; i < narg; i++)
+        desc.arg[i].host = buf[i]->host;
+    e->uses++;
+    s->fn = op->fn;
+    s->lazy = e;
+    s->d.forced = forced == 0;
+    s->d.ndevices = ctx->ndev;
+    s->d.device = -1; /* until it has run */
+    xo__device *cpu = &ctx->dev[0];
+    uint64_t busy_ns = e->cpu_known_ns;
+    if (busy_ns) {
+        /* A tiny op: timing it would cost a good share of it, so its busy time is the
+         * corrected prediction (which the learning calls keep matched to measurements). */
+        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, &desc, 0) != XO_OK, 0))
+            return xo__dispatch_cpu_failed(op, &desc, s);
+    } else {
+        uint64_t t0 = xo__ticks();
+        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, &desc, 0) != XO_OK, 0))
+            return xo__dispatch_cpu_failed(op, &desc, s);
+        atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
+    }
+    for (int i = 0; i < narg; i++)
+        if (writes >> i & 1u)
+            buf[i]->valid = 1u;
+    s->d.device = 0;
+    if (s->stat_slot >= 0) {
+        xo__stat_slot *ss = &ctx->stat_slots[s->stat_slot];
+        atomic_store_explicit(&ss->ops[0], atomic_load_explicit(&ss->ops[0], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&ss->busy_ns[0],
+                                  atomic_load_explicit(&ss->busy_ns[0], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&cpu->stats.ops, 1, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
+    return XO_OK;
+}
+
+#endif
