@@ -32,11 +32,15 @@ typedef struct xo__bench_point {
     char shape[48]; /* "256x256x256" (m x n x k), "64x64" (m x n), "1048576" */
 } xo__bench_point;
 
+#define XO_BENCH_MAX_ROUNDS 32 /* the sweep's rounds per point (placements take turns) */
+
 typedef struct xo__bench_result {
     int status;    /* XO_BENCH_OK, _UNSUPPORTED, _ERROR */
-    double median_us, p10_us, p90_us, spread; /* spread = (p90 - p10) / median */
+    double median_us, p10_us, p90_us, spread; /* over all samples; spread = (p90 - p10) / median */
     int reps;
     int placed;    /* device of the last timed call (auto: where it chose) */
+    int nrounds;   /* rounds of the point; round_us[r]: median of this placement's samples in round r */
+    double round_us[XO_BENCH_MAX_ROUNDS];
 } xo__bench_result;
 
 #define XO_BENCH_MAX_CONFIGS (XO_MAX_DEVICES + 1)

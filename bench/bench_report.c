@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- analysis ----------------------------------------------------------------------- */
@@ -42,6 +43,29 @@ static void regret_add(xo__bench_regret *g, double r, int point, int state)
     g->n++;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, c = *(const double *)y;
+    return (a > c) - (a < c);
+}
+
+/* Regret of auto `ra` against the best forced device `rb`, paired by round: the median
+ * over the rounds both sampled of time(auto) / time(best) within the round. They ran close
+ * together in each round, so a change of machine state (load from outside) hits both
+ * sides of a ratio, where it would shift one whole-run median and not the other. The
+ * ratio of whole-run medians where no round pairs up. */
+static double paired_regret(const xo__bench_result *ra, const xo__bench_result *rb)
+{
+    double q[XO_BENCH_MAX_ROUNDS];
+    int n = 0;
+    if (ra->nrounds == rb->nrounds)
+        for (int r = 0; r < ra->nrounds; r++)
+            if (ra->round_us[r] > 0 && rb->round_us[r] > 0) q[n++] = ra->round_us[r] / rb->round_us[r];
+    if (n == 0) return ra->median_us / rb->median_us;
+    qsort(q, (size_t)n, sizeof q[0], cmp_double);
+    return n % 2 ? q[n / 2] : sqrt(q[n / 2 - 1] * q[n / 2]);
+}
+
 void xo__bench_analyse(xo__bench *b)
 {
     for (int op = 0; op < XO_BENCH_NOPS; op++)
@@ -59,13 +83,13 @@ void xo__bench_analyse(xo__bench *b)
         int op = b->points[i].op;
         for (int st = 0; st < XO_BENCH_NSTATES; st++) {
             const xo__bench_result *ra = xo__bench_at(b, i, au, st);
-            double best = 0;
+            const xo__bench_result *rb = NULL; /* the best forced device: lowest median */
             for (int c = 0; c < au; c++) {
                 const xo__bench_result *r = xo__bench_at(b, i, c, st);
-                if (r->status == XO_BENCH_OK && (best == 0 || r->median_us < best)) best = r->median_us;
+                if (r->status == XO_BENCH_OK && r->median_us > 0 && (!rb || r->median_us < rb->median_us)) rb = r;
             }
-            if (ra->status != XO_BENCH_OK || best <= 0 || ra->median_us <= 0) continue;
-            double reg = ra->median_us / best;
+            if (ra->status != XO_BENCH_OK || !rb || ra->median_us <= 0) continue;
+            double reg = paired_regret(ra, rb);
             regret_add(&b->regret[op][st], reg, i, st);
             regret_add(&b->regret[op][XO_BENCH_NSTATES], reg, i, st);
             regret_add(&b->regret[XO_BENCH_NOPS][st], reg, i, st);
@@ -413,9 +437,10 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
         }
     }
 
-    fputs("\n## Regret of auto placement\n\ntime(auto) / time(best forced device) per point; 1.0 is perfect, "
-          "below 1 is noise in auto's favour.\n\n| op | geomean resident | geomean host | geomean both | worst "
-          "| worst at | points |\n|---|---|---|---|---|---|---|\n",
+    fputs("\n## Regret of auto placement\n\ntime(auto) / time(best forced device) per point (the median over the "
+          "sweep's rounds of the ratio within a round); 1.0 is perfect, below 1 is noise in auto's favour.\n\n"
+          "| op | geomean resident | geomean host | geomean both | worst | worst at | points |\n"
+          "|---|---|---|---|---|---|---|\n",
           f);
     for (int op = 0; op < XO_BENCH_NOPS; op++) md_regret_row(f, b, xo__bench_op_names[op], b->regret[op]);
     md_regret_row(f, b, "**all**", b->regret[XO_BENCH_NOPS]);

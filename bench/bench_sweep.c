@@ -4,7 +4,8 @@
  *             calls each followed by xo_finish;
  *   host      every call pays its transfers: xo_buffer_write of the inputs (the host copy
  *             becomes the only current one), the op, xo_buffer_read of the output.
- * Each point: warm-up, then repeated timed runs; median and (p90 - p10) / median. */
+ * Each point: per placement a warm-up, then many short rounds in which the placements
+ * take turns; median and (p90 - p10) / median over all samples, and each round's median. */
 #include "bench.h"
 
 #include <math.h>
@@ -238,8 +239,8 @@ void xo__bench_stats(double *samples, int n, xo__bench_result *out)
     out->spread = out->median_us > 0 ? (out->p90_us - out->p10_us) / out->median_us : 0.0;
 }
 
-#define MAX_REPS 1000
-#define MIN_SAMPLE_US 20.0 /* tiny ops: one sample times a batch of calls at least this long */
+#define MAX_REPS 1000     /* samples per placement and point */
+#define MIN_SAMPLE_US 50.0 /* tiny ops: one sample times a batch of calls at least this long */
 #define MAX_BATCH 1000
 
 static void report_error(const op_inst *in, xo_status s)
@@ -256,14 +257,26 @@ static xo_status call_once(xo_context *ctx, const op_inst *in, int state)
     return s == XO_OK ? xo_finish(ctx) : s;
 }
 
-#define ROUNDS 3 /* placements take turns, so slow drifts of the machine hit them all alike */
+/* The placements take turns in many short rounds, in a shuffled order each round, so that
+ * a change of the machine's state (load from outside the process slows a tiny op by ~1.4x
+ * for tens of ms to seconds on a shared 2-core machine; the threads of OpenBLAS and PoCL
+ * behave differently for some ms after a switch) hits them all alike and auto can be compared with
+ * each forced device round by round (the regret, bench_report.c). A placement too slow to
+ * take a sample in every round samples every 2nd, 4th, ... round (its stride), so that the
+ * fast ones still get many rounds; strides are powers of 2, so their rounds nest. */
+#define ROUNDS_FULL 24
+#define ROUNDS_QUICK 12
+#define MIN_SAMPLED_ROUNDS 3 /* the largest stride leaves this many rounds */
 
 typedef struct sampler {
     int status;
-    int batch;     /* calls per sample */
-    int n;         /* samples so far */
+    int batch;       /* calls per sample */
+    int stride;      /* samples in rounds 0, stride, 2 stride, ... */
+    int n;           /* samples so far */
     double per_call;
+    double start_us; /* inst_reset and the untimed calls that start a round */
     double samples[MAX_REPS];
+    double round_us[XO_BENCH_MAX_ROUNDS]; /* median of each round's samples; 0: none */
 } sampler;
 
 static void fail(sampler *sm, const op_inst *in, xo_status s)
@@ -272,38 +285,65 @@ static void fail(sampler *sm, const op_inst *in, xo_status s)
     if (sm->status == XO_BENCH_ERROR) report_error(in, s);
 }
 
-/* One round of one placement: bring the operands from the host (the untimed call places
- * them), warm up, then take this round's share of samples. */
-static void measure_round(xo__bench *b, const op_inst *in, int state, int round, sampler *sm)
+static double budget_us(const xo__bench *b) { return b->quick ? 50e3 : 150e3; }
+static int rounds_of(const xo__bench *b) { return b->quick ? ROUNDS_QUICK : ROUNDS_FULL; }
+
+/* Before the rounds, per placement: bring the operands from the host, warm up (one-time
+ * costs: kernel builds, first-touch page faults, caches; two calls or more, up to a fifth
+ * of the budget; one if that is slower than the budget), size the batch and the stride. */
+static void measure_setup(xo__bench *b, const op_inst *in, int state, sampler *sm)
 {
     xo_context *ctx = b->ctx;
-    const double budget_us = (b->quick ? 50e3 : 150e3) / ROUNDS;
-    const int min_reps = ((b->quick ? 7 : 11) + ROUNDS - 1) / ROUNDS;
-    const int max_reps = (b->quick ? 200 : MAX_REPS) / ROUNDS;
-
+    const double warm_us = budget_us(b) / 5;
+    double r0 = xo__tool_now_us();
     xo_status s = inst_reset(in);
-    double w0 = xo__tool_now_us(), first = 0;
+    double reset = xo__tool_now_us() - r0;
+    double f0 = xo__tool_now_us();
+    if (s == XO_OK) s = call_once(ctx, in, state); /* the first call pays the one-time costs */
+    double w0 = xo__tool_now_us(), last = w0 - f0;
     int w = 0;
-    /* warm-up: one call, more while they fit in a tenth of the budget (the first round
-     * pays one-time costs: kernel builds, page faults) */
-    while (s == XO_OK && (w == 0 || xo__tool_now_us() - w0 < budget_us / (round ? 10 : 3))) {
+    /* a call slower than the whole budget is its own warm-up (and per-call estimate) */
+    if (last > budget_us(b)) w0 = f0, w = 1;
+    while (s == XO_OK && (w < 1 || (xo__tool_now_us() - w0 < warm_us && last < warm_us / 2))) {
+        double t0 = xo__tool_now_us();
         s = call_once(ctx, in, state);
-        if (w == 0) first = xo__tool_now_us() - w0;
+        last = xo__tool_now_us() - t0;
         w++;
     }
     if (s != XO_OK) return fail(sm, in, s);
-    if (round == 0) {
-        /* calls per sample, so that clock resolution and jitter do not swamp tiny ops */
-        sm->per_call = w > 1 ? (xo__tool_now_us() - w0 - first) / (double)(w - 1) : first;
-        sm->batch = sm->per_call > 0 ? (int)(MIN_SAMPLE_US / sm->per_call) : MAX_BATCH;
-        if (sm->batch < 1) sm->batch = 1;
-        if (sm->batch > MAX_BATCH) sm->batch = MAX_BATCH;
-    }
-    int n = 0;
+    /* per call: the warm calls after the first; calls per sample, so that clock resolution
+     * and jitter do not swamp tiny ops */
+    sm->per_call = (xo__tool_now_us() - w0) / (double)w;
+    sm->batch = sm->per_call > 0 ? (int)(MIN_SAMPLE_US / sm->per_call) + 1 : MAX_BATCH;
+    if (sm->batch > MAX_BATCH) sm->batch = MAX_BATCH;
+    sm->start_us = reset + sm->per_call * sm->batch;
+    const double round_cost = sm->start_us + sm->per_call * sm->batch, round_budget = budget_us(b) / rounds_of(b);
+    const int max_stride = rounds_of(b) / MIN_SAMPLED_ROUNDS;
+    sm->stride = 1;
+    while (sm->stride * 2 <= max_stride && round_cost > sm->stride * round_budget) sm->stride *= 2;
+}
+
+/* One round of one placement, just switched to: every operand is rewritten from host
+ * memory (so all placements start each round from the same state, and auto decides from
+ * it), an untimed call places the operands where this placement runs the op and waits for
+ * it, the rest of an untimed batch settles caches, then the round's share of samples;
+ * records the round's median. */
+static void measure_round(xo__bench *b, const op_inst *in, int state, int round, sampler *sm)
+{
+    xo_context *ctx = b->ctx;
+    const int rounds = (rounds_of(b) + sm->stride - 1) / sm->stride; /* that this placement samples */
+    const double round_budget = budget_us(b) / rounds;
+    const int min_reps = ((b->quick ? 7 : 11) + rounds - 1) / rounds;
+    const int max_reps = MAX_REPS / rounds;
+
+    xo_status s = inst_reset(in);
+    for (int i = 0; i < sm->batch && s == XO_OK; i++) s = call_once(ctx, in, state);
+    if (s != XO_OK) return fail(sm, in, s);
+    int n = 0, n0 = sm->n;
     double spent = 0;
-    /* slow points (seconds per call): one sample per round once the budget is spent */
-    while (n < max_reps && sm->n < MAX_REPS && (n < min_reps || spent < budget_us) &&
-           !(n >= 1 && spent >= budget_us)) {
+    /* slow points (seconds per call): one sample per round once the round's budget is spent */
+    while (n < max_reps && sm->n < MAX_REPS && (n < min_reps || spent < round_budget) &&
+           !(n >= 1 && spent >= round_budget)) {
         double t0 = xo__tool_now_us();
         for (int i = 0; i < sm->batch && s == XO_OK; i++) s = call_once(ctx, in, state);
         double dt = xo__tool_now_us() - t0;
@@ -312,6 +352,11 @@ static void measure_round(xo__bench *b, const op_inst *in, int state, int round,
         n++;
         spent += dt;
     }
+    double tmp[MAX_REPS];
+    memcpy(tmp, sm->samples + n0, (size_t)n * sizeof *tmp);
+    xo__bench_result r;
+    xo__bench_stats(tmp, n, &r);
+    sm->round_us[round] = r.median_us;
 }
 
 xo_status xo__bench_use_config(xo__bench *b, int c)
@@ -354,13 +399,29 @@ int xo__bench_sweep(xo__bench *b)
             for (int c = 0; c < b->nconfigs; c++) {
                 sm[c].status = XO_BENCH_OK;
                 sm[c].n = 0;
+                memset(sm[c].round_us, 0, sizeof sm[c].round_us);
                 xo__bench_at(b, i, c, st)->placed = -1;
+                progress(b, p, c, st);
+                s = xo__bench_use_config(b, c);
+                if (s != XO_OK)
+                    fail(&sm[c], &in, s);
+                else
+                    measure_setup(b, &in, st, &sm[c]);
             }
-            for (int round = 0; round < ROUNDS; round++)
-                for (int c = 0; c < b->nconfigs; c++) {
+            const int rounds = rounds_of(b);
+            uint32_t rng = (uint32_t)(i * XO_BENCH_NSTATES + st) * 2654435761u + 12345u;
+            for (int round = 0; round < rounds; round++) {
+                int order[XO_BENCH_MAX_CONFIGS];
+                for (int c = 0; c < b->nconfigs; c++) order[c] = c;
+                for (int c = b->nconfigs - 1; c > 0; c--) { /* Fisher-Yates */
+                    rng = rng * 1664525u + 1013904223u;
+                    int j = (int)((rng >> 8) % (uint32_t)(c + 1)), t = order[c];
+                    order[c] = order[j], order[j] = t;
+                }
+                for (int k = 0; k < b->nconfigs; k++) {
+                    int c = order[k];
                     xo__bench_result *r = xo__bench_at(b, i, c, st);
-                    if (round == 0) progress(b, p, c, st);
-                    if (sm[c].status != XO_BENCH_OK) continue;
+                    if (sm[c].status != XO_BENCH_OK || round % sm[c].stride) continue;
                     s = xo__bench_use_config(b, c);
                     if (s != XO_OK) {
                         fail(&sm[c], &in, s);
@@ -375,6 +436,7 @@ int xo__bench_sweep(xo__bench *b)
                         r->placed = dec.device;
                     }
                 }
+            }
             for (int c = 0; c < b->nconfigs; c++) {
                 xo__bench_result *r = xo__bench_at(b, i, c, st);
                 r->status = sm[c].status;
@@ -384,6 +446,8 @@ int xo__bench_sweep(xo__bench *b)
                 }
                 xo__bench_stats(sm[c].samples, sm[c].n, r);
                 r->reps = sm[c].n * sm[c].batch;
+                r->nrounds = rounds;
+                memcpy(r->round_us, sm[c].round_us, (size_t)rounds * sizeof r->round_us[0]);
             }
         }
         inst_free(&in);
