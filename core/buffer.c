@@ -101,6 +101,7 @@ static xo_status download_from(xo_buffer *b, int e)
         else
             st = dev->plugin->download(dev->pstate, dev->pdev, b->mem[e], 0, b->host, b->bytes);
         if (st == XO_OK) {
+            atomic_store_explicit(&dev->queued, 1, memory_order_release); /* for xo_finish */
             if (!shared) { /* a zero-copy sync moves nothing */
                 atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
                 atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
@@ -135,6 +136,7 @@ xo_status xo__buffer_make_current(xo_buffer *b, int dev)
         return xo__error(XO_ERR_DEVICE, "upload of %zu bytes to device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
                          d->info.plugin);
     XO_RETURN_IF_ERROR(d->plugin->upload(d->pstate, d->pdev, b->mem[dev], 0, b->host, b->bytes));
+    atomic_store_explicit(&d->queued, 1, memory_order_release); /* for xo_finish */
     if (!((b->shared >> dev) & 1u)) { /* a zero-copy sync moves nothing */
         atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
         atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);

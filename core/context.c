@@ -94,6 +94,7 @@ static void load_plugins(xo_context *ctx, unsigned plugin_mask)
             for (int k = 0; k < XO_OP_KIND_COUNT; k++)
                 for (int t = 0; t < 2; t++)
                     atomic_init(&dev->supports[k][t], -1);
+            atomic_init(&dev->queued, 1); /* the first xo_finish waits whatever init left */
             xo__log(XO_LOG_INFO, "device %d: %s \"%s\" (%s)", ctx->ndev, pl->name, dev->info.name,
                     dev->info.vendor);
             ctx->ndev++;

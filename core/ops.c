@@ -18,11 +18,72 @@ static size_t tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
 }
 static size_t tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
 
+/* ---- express checks (see xo__express): plain cases only, in registers ------------- */
+
+/* A rows x cols matrix (both >= 1, every figure under 2^29) plainly inside b: its end
+ * in bytes goes to *hi, whether it fills its span without gaps to *dense. */
+static XO_INLINE int express_matrix(const xo_context *ctx, const xo_buffer *b, size_t off, xo_layout layout,
+                                    size_t rows, size_t cols, size_t ld, size_t es, size_t *hi, int *dense)
+{
+    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
+    *hi = (off + (outer - 1) * ld + inner) * es;
+    *dense = ld == inner || outer == 1;
+    return b && b->ctx == ctx && ld >= inner && *hi <= b->bytes;
+}
+
+/* n >= 1 elements at stride inc >= 1 (every figure under 2^29) plainly inside b. */
+static XO_INLINE int express_vector(const xo_context *ctx, const xo_buffer *b, size_t off, size_t n, size_t inc,
+                                    size_t es, size_t *hi)
+{
+    *hi = (off + (n - 1) * inc + 1) * es;
+    return b && b->ctx == ctx && *hi <= b->bytes;
+}
+
+/* Whether an output must be current before the op: read, or not overwritten whole. */
+static XO_INLINE unsigned express_need(int reads, int dense, size_t off, size_t hi, const xo_buffer *b)
+{
+    return reads || !dense || off != 0 || hi != b->bytes;
+}
+
 static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
                       xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
                       size_t lda, xo_buffer *b, size_t b_off, size_t ldb, double beta, xo_buffer *c, size_t c_off,
                       size_t ldc)
 {
+    const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    if (ctx && (layout == XO_ROW_MAJOR || layout == XO_COL_MAJOR) && (ta == XO_NO_TRANS || ta == XO_TRANS) &&
+        (tb == XO_NO_TRANS || tb == XO_TRANS) && m && n && k && c != a && c != b &&
+        XO_SMALL_DIMS(m | n | k | lda | ldb | ldc | a_off | b_off | c_off)) {
+        int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS, ad, bd, cd;
+        size_t ahi, bhi, chi;
+        if (express_matrix(ctx, a, a_off, layout, an ? m : k, an ? k : m, lda, es, &ahi, &ad) &&
+            express_matrix(ctx, b, b_off, layout, bn ? k : n, bn ? n : k, ldb, es, &bhi, &bd) &&
+            express_matrix(ctx, c, c_off, layout, m, n, ldc, es, &chi, &cd)) {
+            uint64_t k0 = xo__key_head(XO_OP_GEMM, dt, 0, 0), sizes = XO_KEY_SIZES0;
+            xo__key_operand(&k0, &sizes, 0, a, 1);
+            xo__key_operand(&k0, &sizes, 1, b, 1);
+            xo__key_operand(&k0, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
+            xo_op_desc d;
+            xo__desc_init(&d, XO_OP_GEMM, dt);
+            d.layout = layout;
+            d.ta = ta;
+            d.tb = tb;
+            d.m = m;
+            d.n = n;
+            d.k = k;
+            d.ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
+            d.ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
+            d.ld[2] = tidy_ld(layout, m, n, ldc);
+            d.alpha = alpha;
+            d.beta = beta;
+            d.narg = 3;
+            d.arg[0] = (xo_operand){NULL, a->host, a_off};
+            d.arg[1] = (xo_operand){NULL, b->host, b_off};
+            d.arg[2] = (xo_operand){NULL, c->host, c_off};
+            if (xo__express(ctx, fn, k0, sizes, &d, c))
+                return XO_OK;
+        }
+    }
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_GEMM, dt);
     RET(xo__check_ctx(&op));
@@ -59,6 +120,36 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
                       size_t n, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *x, size_t x_off,
                       size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy)
 {
+    const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    if (ctx && (layout == XO_ROW_MAJOR || layout == XO_COL_MAJOR) && (ta == XO_NO_TRANS || ta == XO_TRANS) && m &&
+        n && incx && incy && y != a && y != x && XO_SMALL_DIMS(m | n | lda | incx | incy | a_off | x_off | y_off)) {
+        int nt = ta == XO_NO_TRANS, ad;
+        size_t ahi, xhi, yhi, xn = nt ? n : m, yn = nt ? m : n;
+        if (express_matrix(ctx, a, a_off, layout, m, n, lda, es, &ahi, &ad) &&
+            express_vector(ctx, x, x_off, xn, incx, es, &xhi) && express_vector(ctx, y, y_off, yn, incy, es, &yhi)) {
+            uint64_t k0 = xo__key_head(XO_OP_GEMV, dt, 0, 0), sizes = XO_KEY_SIZES0;
+            xo__key_operand(&k0, &sizes, 0, a, 1);
+            xo__key_operand(&k0, &sizes, 1, x, 1);
+            xo__key_operand(&k0, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
+            xo_op_desc d;
+            xo__desc_init(&d, XO_OP_GEMV, dt);
+            d.layout = layout;
+            d.ta = ta;
+            d.m = m;
+            d.n = n;
+            d.ld[0] = tidy_ld(layout, m, n, lda);
+            d.inc[0] = tidy_inc(xn, incx);
+            d.inc[1] = tidy_inc(yn, incy);
+            d.alpha = alpha;
+            d.beta = beta;
+            d.narg = 3;
+            d.arg[0] = (xo_operand){NULL, a->host, a_off};
+            d.arg[1] = (xo_operand){NULL, x->host, x_off};
+            d.arg[2] = (xo_operand){NULL, y->host, y_off};
+            if (xo__express(ctx, fn, k0, sizes, &d, y))
+                return XO_OK;
+        }
+    }
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_GEMV, dt);
     RET(xo__check_ctx(&op));
@@ -90,6 +181,25 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
 static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
                       size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy)
 {
+    const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    size_t xhi, yhi;
+    if (ctx && n && incx && incy && x != y && XO_SMALL_DIMS(n | incx | incy | x_off | y_off) &&
+        express_vector(ctx, x, x_off, n, incx, es, &xhi) && express_vector(ctx, y, y_off, n, incy, es, &yhi)) {
+        uint64_t k0 = xo__key_head(XO_OP_AXPY, dt, 0, 0), sizes = XO_KEY_SIZES0;
+        xo__key_operand(&k0, &sizes, 0, x, 1);
+        xo__key_operand(&k0, &sizes, 1, y, 1);
+        xo_op_desc d;
+        xo__desc_init(&d, XO_OP_AXPY, dt);
+        d.n = n;
+        d.inc[0] = tidy_inc(n, incx);
+        d.inc[1] = tidy_inc(n, incy);
+        d.alpha = alpha;
+        d.narg = 2;
+        d.arg[0] = (xo_operand){NULL, x->host, x_off};
+        d.arg[1] = (xo_operand){NULL, y->host, y_off};
+        if (xo__express(ctx, fn, k0, sizes, &d, y))
+            return XO_OK;
+    }
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_AXPY, dt);
     RET(xo__check_ctx(&op));

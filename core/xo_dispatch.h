@@ -69,21 +69,29 @@ static inline unsigned xo__op_needs(const xo__op *op)
     return need;
 }
 
+/* Operand i's part of the key: its residency and need, and its size in the hash. */
+#define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
+static inline void xo__key_operand(uint64_t *k0, uint64_t *sizes, int i, const xo_buffer *b, unsigned need)
+{
+    uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)need) : 0;
+    *k0 ^= v << (16 + 16 * i);
+    *sizes = (*sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
+}
+static inline uint64_t xo__key_head(xo_op_kind kind, xo_dtype dtype, int cpu_only, int subop)
+{
+    return (uint64_t)kind | (uint64_t)dtype << 4 | (uint64_t)cpu_only << 5 | (uint64_t)(subop & 0xff) << 8;
+}
+
 /* The decision cache key: kind, dtype, sub-op, the degenerate flag, each operand's
  * residency and need, the dimensions, and a hash of the buffers' sizes (which set the
  * transfer costs). Needs op->need. */
 static inline void xo__op_key(const xo__op *op, uint64_t key[5])
 {
     const xo_op_desc *d = &op->desc;
-    uint64_t k0 = (uint64_t)d->kind | (uint64_t)d->dtype << 4 | (uint64_t)op->cpu_only << 5 |
-                  (uint64_t)(d->subop & 0xff) << 8;
-    uint64_t sizes = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < d->narg; i++) {
-        const xo_buffer *b = op->buf[i];
-        uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)(op->need >> i & 1u)) : 0;
-        k0 ^= v << (16 + 16 * i);
-        sizes = (sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
-    }
+    uint64_t k0 = xo__key_head(d->kind, d->dtype, op->cpu_only, d->subop);
+    uint64_t sizes = XO_KEY_SIZES0;
+    for (int i = 0; i < d->narg; i++)
+        xo__key_operand(&k0, &sizes, i, op->buf[i], op->need >> i & 1u);
     key[0] = k0;
     key[1] = d->m;
     key[2] = d->n;
@@ -91,7 +99,7 @@ static inline void xo__op_key(const xo__op *op, uint64_t key[5])
     key[4] = sizes;
 }
 
-static inline xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id, const uint64_t key[5], int *hit)
+static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id, const uint64_t key[5], int *hit)
 {
     uint64_t h = (key[0] ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ key[4] ^ ctx_id * 7919) * 0x9E3779B97F4A7C15ull;
     xo__cache_entry *e = &t->cache[h >> (64 - 5)];
@@ -184,6 +192,84 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
             atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
     }
     return XO_OK;
+}
+
+/* ---- the express path -------------------------------------------------------------
+ * An op's entry point checks its arguments in registers, conservatively (plain cases
+ * only: every buffer distinct, dimensions under 2^29, nothing empty), builds the key
+ * and the plugin's description, and calls this. It returns 1 when it ran the op on
+ * the CPU (a decision-cache hit placing it there, every needed operand current on the
+ * host, nothing queued on the output elsewhere), and 0, having changed nothing, when
+ * the caller must take the full path (full checks with their messages, xo__dispatch).
+ * `out` is the op's one output. On the never-expected failure of the CPU plugin it
+ * returns 0 too: the full path runs the op again and falls back. */
+static inline void xo__desc_init(xo_op_desc *d, xo_op_kind kind, xo_dtype dtype)
+{
+    /* Field by field: a whole-struct initialiser becomes `rep stos`. */
+    d->kind = kind;
+    d->dtype = dtype;
+    d->subop = 0;
+    d->layout = XO_ROW_MAJOR;
+    d->ta = d->tb = XO_NO_TRANS;
+    d->m = d->n = d->k = 0;
+    d->ld[0] = d->ld[1] = d->ld[2] = 0;
+    d->inc[0] = d->inc[1] = 0;
+    d->alpha = d->beta = 0;
+    d->narg = 0;
+    for (int i = 0; i < XO_MAX_OPERANDS; i++)
+        d->arg[i] = (xo_operand){NULL, NULL, 0};
+}
+
+static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, const char *fn, uint64_t k0,
+                                                             uint64_t sizes, xo_op_desc *desc, xo_buffer *out)
+{
+    xo__thread *t = &xo__tl;
+    xo__decision_slot *s = t->last;
+    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch || out->inflight ||
+                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
+                         0))
+        return 0;
+    const uint64_t key[5] = {k0, desc->m, desc->n, desc->k, sizes};
+    int hit;
+    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (!hit || e->uses < XO_LEARN_CALLS || (e->uses & e->refresh_mask) == 0 || !e->host_ok ||
+        !(forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0)))
+        return 0;
+    xo__device *cpu = &ctx->dev[0];
+    uint64_t busy_ns = e->cpu_known_ns;
+    if (busy_ns) {
+        /* A tiny op: timing it would cost a good share of it, so its busy time is the
+         * corrected prediction (which the learning calls keep matched to measurements). */
+        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
+            return 0;
+    } else {
+        uint64_t t0 = xo__ticks();
+        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
+            return 0;
+        atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
+    }
+    out->valid = 1u;
+    e->uses++;
+    s->fn = fn;
+    s->lazy = e;
+    s->d.forced = forced == 0;
+    s->d.ndevices = ctx->ndev;
+    s->d.device = 0;
+    if (s->stat_slot >= 0) {
+        xo__stat_slot *ss = &ctx->stat_slots[s->stat_slot];
+        atomic_store_explicit(&ss->ops[0], atomic_load_explicit(&ss->ops[0], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&ss->busy_ns[0],
+                                  atomic_load_explicit(&ss->busy_ns[0], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&cpu->stats.ops, 1, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
+    return 1;
 }
 
 #endif

@@ -132,6 +132,7 @@ typedef struct xo__device {
     xo__stats_atomic stats;
     _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
+    _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
 } xo__device;
 
 typedef struct xo__fault {
