@@ -444,6 +444,7 @@ xo_status xo__dispatch_slow(xo__op *op)
         best = evaluate(op, dec, raw, &cls, &failed_dev);
         if (ce) {
             release_entry(ce);
+            ce->stamp = ++xo__tl.clock;
             ce->best = best;
             ce->failed = failed_dev;
             ce->cls = cls;

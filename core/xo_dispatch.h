@@ -25,6 +25,7 @@ typedef struct xo__cache_entry {
     uint64_t key[5];
     uint32_t uses;
     uint32_t refresh_mask; /* re-evaluate when (uses & refresh_mask) == 0 */
+    uint64_t stamp;        /* when the full path last evaluated it (replacement picks the older) */
     int best;              /* cost-based choice before forcing */
     int failed;            /* a device that would have been cheaper but failed here, or -1 */
     int cls;               /* size class of the correction */
@@ -48,6 +49,7 @@ typedef struct xo__decision_slot {
 typedef struct xo__thread {
     xo__decision_slot *last; /* the slot used most recently */
     unsigned next_slot;
+    uint64_t clock;          /* stamps cache entries */
     xo__decision_slot slots[XO_DECISION_SLOTS];
     xo__cache_entry cache[XO_CACHE_SLOTS];
 } xo__thread;
@@ -99,14 +101,25 @@ static inline void xo__op_key(const xo__op *op, uint64_t key[5])
     key[4] = sizes;
 }
 
-static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id, const uint64_t key[5], int *hit)
+/* Two-way set: the set comes from the shape alone (kind, dtype, dimensions, context),
+ * which the caller has in registers, so the entries' loads start before the residency
+ * and sizes (loaded from the buffers) are known; the full key decides the hit. Returns
+ * the entry that hit, or on a miss the one to replace (the less recently evaluated). */
+static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id,
+                                                                             const uint64_t key[5], int *hit)
 {
-    uint64_t h = (key[0] ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ key[4] ^ ctx_id * 7919) * 0x9E3779B97F4A7C15ull;
-    xo__cache_entry *e = &t->cache[h >> (64 - 5)];
-    _Static_assert(XO_CACHE_SLOTS == 32, "the index takes the hash's top 5 bits");
-    *hit = e->ctx_id == ctx_id && ((e->key[0] ^ key[0]) | (e->key[1] ^ key[1]) | (e->key[2] ^ key[2]) |
-                                   (e->key[3] ^ key[3]) | (e->key[4] ^ key[4])) == 0;
-    return e;
+    _Static_assert(XO_CACHE_SLOTS == 32, "16 sets of 2: the set takes the hash's top 4 bits");
+    uint64_t h = ((key[0] & 0xffff) ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ ctx_id * 7919) *
+                 0x9E3779B97F4A7C15ull;
+    xo__cache_entry *e = &t->cache[(h >> 60) * 2];
+    for (int w = 0; w < 2; w++)
+        if (e[w].ctx_id == ctx_id && ((e[w].key[0] ^ key[0]) | (e[w].key[1] ^ key[1]) | (e[w].key[2] ^ key[2]) |
+                                      (e[w].key[3] ^ key[3]) | (e[w].key[4] ^ key[4])) == 0) {
+            *hit = 1;
+            return &e[w];
+        }
+    *hit = 0;
+    return e[0].stamp <= e[1].stamp ? &e[0] : &e[1];
 }
 
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
