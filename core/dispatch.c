@@ -511,10 +511,15 @@ xo_status xo__dispatch_slow(xo__op *op)
     return XO_OK;
 }
 
-xo_status xo__dispatch_cpu_failed(const xo__op *fast, const xo_op_desc *desc, xo__decision_slot *s)
+xo_status xo__dispatch_cpu_failed(const xo__op *fast, const xo_op_desc *desc, xo__decision_slot *s,
+                                  xo__cache_entry *e, int forced)
 {
     xo__op copy = *fast, *op = &copy;
     op->desc = *desc;
+    s->fn = op->fn;
+    s->lazy = e;
+    s->d.forced = forced == 0;
+    s->d.ndevices = op->ctx->ndev;
     materialize(s);
     op->stat_slot = s->stat_slot;
     int ran = 0;

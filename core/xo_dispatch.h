@@ -125,130 +125,25 @@ static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo_
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
 xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));
 /* The fast path's CPU run failed: complete the op elsewhere (cold). */
-xo_status xo__dispatch_cpu_failed(const xo__op *op, const xo_op_desc *desc, xo__decision_slot *s)
-    __attribute__((cold, noinline));
+xo_status xo__dispatch_cpu_failed(const xo__op *op, const xo_op_desc *desc, xo__decision_slot *s,
+                                  xo__cache_entry *e, int forced) __attribute__((cold, noinline));
 
-/* The full path gets its own copy of the op: `op` itself never has its address taken,
- * so the compiler keeps it in registers (a tiny op's checks and key cost a third less). */
-static inline __attribute__((always_inline)) xo_status xo__dispatch_copy(const xo__op *op)
+/* A cache hit the fast paths may take: past its learning calls and not due for a
+ * refresh, placed on the CPU (by cost, or forced there) with every needed operand
+ * current on the host. */
+static inline int xo__fast_ok(const xo__cache_entry *e, int hit, int forced)
 {
-    xo__op copy = *op;
-    return xo__dispatch_slow(&copy);
+    return hit && e->uses >= XO_LEARN_CALLS && (e->uses & e->refresh_mask) != 0 && e->host_ok &&
+           (forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0));
 }
 
-/* Place, move, run, record. */
-static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
+/* Run `desc` on the CPU for cache entry `e` and record it: the output becomes current
+ * on the host only, the decision and the counters. 0 if the plugin failed (nothing
+ * recorded, nothing written). */
+static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, xo__decision_slot *s,
+                                                              xo__cache_entry *e, int forced, const char *fn,
+                                                              const xo_op_desc *desc, xo_buffer *out)
 {
-    xo_context *ctx = op->ctx;
-    xo__thread *t = &xo__tl;
-    xo__decision_slot *s = t->last;
-    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch ||
-                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
-                         0))
-        return xo__dispatch_copy(op);
-    /* Locals: the plugin call below may read *op, so the compiler reloads what it must
-     * not assume; narg and the masks are the op's constants. */
-    const int narg = op->desc.narg;
-    const unsigned writes = op->writes;
-    xo_buffer *const *buf = op->buf;
-    op->need = xo__op_needs(op);
-    uint64_t key[5];
-    xo__op_key(op, key);
-    int hit;
-    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
-    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
-    if (!hit || e->uses < XO_LEARN_CALLS || (e->uses & e->refresh_mask) == 0 || !e->host_ok ||
-        !(forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0)))
-        return xo__dispatch_copy(op);
-    for (int i = 0; i < narg; i++)
-        if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
-            return xo__dispatch_copy(op);
-
-    /* The CPU, with every operand it needs current on the host. */
-    xo_op_desc desc = op->desc;
-    for (int i = 0; i < narg; i++)
-        desc.arg[i].host = buf[i]->host;
-    e->uses++;
-    s->fn = op->fn;
-    s->lazy = e;
-    s->d.forced = forced == 0;
-    s->d.ndevices = ctx->ndev;
-    s->d.device = -1; /* until it has run */
-    xo__device *cpu = &ctx->dev[0];
-    uint64_t busy_ns = e->cpu_known_ns;
-    if (busy_ns) {
-        /* A tiny op: timing it would cost a good share of it, so its busy time is the
-         * corrected prediction (which the learning calls keep matched to measurements). */
-        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, &desc, 0) != XO_OK, 0))
-            return xo__dispatch_cpu_failed(op, &desc, s);
-    } else {
-        uint64_t t0 = xo__ticks();
-        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, &desc, 0) != XO_OK, 0))
-            return xo__dispatch_cpu_failed(op, &desc, s);
-        atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
-    }
-    for (int i = 0; i < narg; i++)
-        if (writes >> i & 1u)
-            buf[i]->valid = 1u;
-    s->d.device = 0;
-    if (s->stat_slot >= 0) {
-        xo__stat_slot *ss = &ctx->stat_slots[s->stat_slot];
-        atomic_store_explicit(&ss->ops[0], atomic_load_explicit(&ss->ops[0], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&ss->busy_ns[0],
-                                  atomic_load_explicit(&ss->busy_ns[0], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&cpu->stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
-    return XO_OK;
-}
-
-/* ---- the express path -------------------------------------------------------------
- * An op's entry point checks its arguments in registers, conservatively (plain cases
- * only: every buffer distinct, dimensions under 2^29, nothing empty), builds the key
- * and the plugin's description, and calls this. It returns 1 when it ran the op on
- * the CPU (a decision-cache hit placing it there, every needed operand current on the
- * host, nothing queued on the output elsewhere), and 0, having changed nothing, when
- * the caller must take the full path (full checks with their messages, xo__dispatch).
- * `out` is the op's one output. On the never-expected failure of the CPU plugin it
- * returns 0 too: the full path runs the op again and falls back. */
-static inline void xo__desc_init(xo_op_desc *d, xo_op_kind kind, xo_dtype dtype)
-{
-    /* Field by field: a whole-struct initialiser becomes `rep stos`. */
-    d->kind = kind;
-    d->dtype = dtype;
-    d->subop = 0;
-    d->layout = XO_ROW_MAJOR;
-    d->ta = d->tb = XO_NO_TRANS;
-    d->m = d->n = d->k = 0;
-    d->ld[0] = d->ld[1] = d->ld[2] = 0;
-    d->inc[0] = d->inc[1] = 0;
-    d->alpha = d->beta = 0;
-    d->narg = 0;
-    for (int i = 0; i < XO_MAX_OPERANDS; i++)
-        d->arg[i] = (xo_operand){NULL, NULL, 0};
-}
-
-static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, const char *fn, uint64_t k0,
-                                                             uint64_t sizes, xo_op_desc *desc, xo_buffer *out)
-{
-    xo__thread *t = &xo__tl;
-    xo__decision_slot *s = t->last;
-    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch || out->inflight ||
-                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
-                         0))
-        return 0;
-    const uint64_t key[5] = {k0, desc->m, desc->n, desc->k, sizes};
-    int hit;
-    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
-    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
-    if (!hit || e->uses < XO_LEARN_CALLS || (e->uses & e->refresh_mask) == 0 || !e->host_ok ||
-        !(forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0)))
-        return 0;
     xo__device *cpu = &ctx->dev[0];
     uint64_t busy_ns = e->cpu_known_ns;
     if (busy_ns) {
@@ -283,6 +178,78 @@ static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, co
             atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
     }
     return 1;
+}
+
+/* The full path gets its own copy of the op: `op` itself never has its address taken,
+ * so the compiler keeps it in registers (a tiny op's checks and key cost a third less). */
+static inline __attribute__((always_inline)) xo_status xo__dispatch_copy(const xo__op *op)
+{
+    xo__op copy = *op;
+    return xo__dispatch_slow(&copy);
+}
+
+/* Place, move, run, record. */
+static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
+{
+    xo_context *ctx = op->ctx;
+    xo__thread *t = &xo__tl;
+    xo__decision_slot *s = t->last;
+    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch ||
+                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
+                         0))
+        return xo__dispatch_copy(op);
+    /* Locals: the plugin call below may read *op, so the compiler reloads what it must
+     * not assume; narg and the masks are the op's constants. */
+    const int narg = op->desc.narg;
+    const unsigned writes = op->writes;
+    xo_buffer *const *buf = op->buf;
+    op->need = xo__op_needs(op);
+    uint64_t key[5];
+    xo__op_key(op, key);
+    int hit;
+    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (!xo__fast_ok(e, hit, forced))
+        return xo__dispatch_copy(op);
+    for (int i = 0; i < narg; i++)
+        if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
+            return xo__dispatch_copy(op);
+
+    /* The CPU, with every operand it needs current on the host. */
+    xo_op_desc desc = op->desc;
+    for (int i = 0; i < narg; i++)
+        desc.arg[i].host = buf[i]->host;
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &desc, buf[__builtin_ctz(writes)]), 0))
+        return xo__dispatch_cpu_failed(op, &desc, s, e, forced);
+    return XO_OK;
+}
+
+/* ---- the express path -------------------------------------------------------------
+ * An op's entry point checks its arguments in registers, conservatively (plain cases
+ * only: every buffer distinct, dimensions under 2^29, nothing empty), builds the key
+ * and the plugin's description, and calls this. It returns 1 when it ran the op on
+ * the CPU (a decision-cache hit placing it there, every needed operand current on the
+ * host, nothing queued on the output elsewhere), and 0, having changed nothing, when
+ * the caller must take the full path (full checks with their messages, xo__dispatch).
+ * `out` is the op's one output. On the never-expected failure of the CPU plugin it
+ * returns 0 too: the full path runs the op again and falls back. */
+
+static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, const char *fn, uint64_t k0,
+                                                             uint64_t sizes, xo_op_desc *desc, xo_buffer *out)
+{
+    xo__thread *t = &xo__tl;
+    xo__decision_slot *s = t->last;
+    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch || out->inflight ||
+                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
+                         0))
+        return 0;
+    const uint64_t key[5] = {k0, desc->m, desc->n, desc->k, sizes};
+    int hit;
+    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (!xo__fast_ok(e, hit, forced))
+        return 0;
+    return xo__fast_cpu(ctx, s, e, forced, fn, desc, out);
 }
 
 #endif
