@@ -50,8 +50,10 @@ typedef struct xo__bench_workload {
     char name[64];
     char unit[16];  /* "it/s", "calls/s", "steps/s" */
     char note[128];
-    double rate[XO_BENCH_MAX_CONFIGS]; /* per config; 0 = failed / not run */
+    double rate[XO_BENCH_MAX_CONFIGS]; /* per config, median over its rounds; 0 = failed / not run */
     uint64_t auto_ops[XO_MAX_DEVICES];  /* ops auto placement ran on each device (timed part) */
+    int best;                           /* forced config with the highest rate; -1: none */
+    double auto_over_best;              /* median over rounds of rate(auto) / rate(best); 0: unknown */
 } xo__bench_workload;
 
 /* A crossover: the smallest size from which a device beats the CPU at every larger

@@ -223,15 +223,13 @@ static void json_regret_set(FILE *f, const xo__bench *b, const xo__bench_regret 
     fputs("}", f);
 }
 
-/* auto's rate over the best forced device's rate; 0 when unknown */
+/* auto's rate over the best forced device's rate, paired by round (bench_workloads.c);
+ * 0 when unknown */
 static double workload_ratio(const xo__bench *b, const xo__bench_workload *w, int *best_cfg)
 {
-    int au = xo__bench_auto(b);
-    double best = 0;
-    *best_cfg = -1;
-    for (int c = 0; c < au; c++)
-        if (w->rate[c] > best) best = w->rate[c], *best_cfg = c;
-    return best > 0 && w->rate[au] > 0 ? w->rate[au] / best : 0.0;
+    (void)b;
+    *best_cfg = w->best;
+    return w->best >= 0 ? w->auto_over_best : 0.0;
 }
 
 /* "cpu 97%, opencl:0 3%": where auto placement ran a workload's ops */
@@ -445,8 +443,9 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
     for (int op = 0; op < XO_BENCH_NOPS; op++) md_regret_row(f, b, xo__bench_op_names[op], b->regret[op]);
     md_regret_row(f, b, "**all**", b->regret[XO_BENCH_NOPS]);
 
-    fputs("\n## Workloads\n\nRates (higher is better) per forced device and under auto placement; ratio = auto / "
-          "best forced device.\n\n| workload | unit |",
+    fputs("\n## Workloads\n\nRates (higher is better) per forced device and under auto placement, each the median "
+          "over short rounds in which the placements take turns; ratio = auto / best forced device (the median over "
+          "the rounds of the ratio within a round).\n\n| workload | unit |",
           f);
     for (int c = 0; c < b->nconfigs; c++) fprintf(f, " %s |", b->cfg[c].spec);
     fputs(" ratio | auto ran ops on | what |\n|---|---|", f);

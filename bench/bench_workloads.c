@@ -1,5 +1,5 @@
 /* xo bench, part 2: workloads. Real programs on the public API, each timed under every
- * forced device and under auto placement:
+ * forced device and under auto placement, taking turns in short rounds:
  *   - tanh RNN training (hidden 256, input 8, BPTT over 8 steps, SGD), batch 100 and 10000;
  *   - a 3 -> 100 -> 3 tanh MLP evaluated (state in from host, result out to host, as an
  *     ODE solver does) and trained one step, in a loop;
@@ -269,18 +269,40 @@ static xo_status chain_iter(xo_context *ctx, void *st)
 
 typedef xo_status (*iter_fn)(xo_context *ctx, void *st);
 
-/* Rate in units per second of `iter` under config `c` (0 on failure): `warmup` untimed
- * iterations, then at least `min_iters` and until `budget_us` is spent. */
-static double run_timed(xo__bench *b, int c, const char *name, iter_fn iter, void *st, int warmup, int min_iters,
-                        double budget_us, double units_per_iter)
+/* The placements take turns in short rounds, in a shuffled order each round (as in the
+ * sweep, bench_sweep.c): this machine drops into a ~1.4-2x slower state for tens to
+ * hundreds of ms at a time (load from outside the process), and one long run per placement
+ * let that state hit one placement and not another (auto at 0.55-1.79x of forced cpu with
+ * identical placement). Each placement's rate is the median of its rounds' rates, and auto
+ * is compared with the best forced device round by round. A placement too slow for a round
+ * in every round samples every 2nd, 4th, ... round (strides are powers of 2, so their
+ * rounds nest and round 0 has them all). */
+#define WL_ROUNDS_FULL 12
+#define WL_ROUNDS_QUICK 6
+#define WL_MIN_SAMPLED_ROUNDS 2
+
+typedef struct wl_config {
+    int failed;
+    int stride;                        /* samples rounds 0, stride, 2 stride, ...; 0: not sized yet */
+    double rate[XO_BENCH_MAX_ROUNDS];  /* per round; 0: not sampled */
+} wl_config;
+
+/* One slice of config `c`: switch to it, `warmup` untimed iterations (the first after a
+ * switch may move data to where this placement runs the ops), then timed iterations until
+ * `budget_us` is spent (at least one). Returns the rate (0 on failure) and the time per
+ * timed iteration. Under auto the device stats are reset after the warm-up and the slice's
+ * ops added to w->auto_ops. */
+static double run_slice(xo__bench *b, xo__bench_workload *w, int c, iter_fn iter, void *st, int warmup,
+                        double budget_us, double units_per_iter, double *per_iter_us)
 {
+    const int is_auto = b->cfg[c].device < 0;
     xo_status s = xo__bench_use_config(b, c);
     for (int i = 0; s == XO_OK && i < warmup; i++) s = iter(b->ctx, st);
     if (s == XO_OK) s = xo_finish(b->ctx);
-    if (s == XO_OK && b->cfg[c].device < 0) s = xo_stats_reset(b->ctx);
+    if (s == XO_OK && is_auto) s = xo_stats_reset(b->ctx);
     double t0 = xo__tool_now_us(), spent = 0;
     int iters = 0;
-    while (s == XO_OK && (iters < min_iters || spent < budget_us)) {
+    while (s == XO_OK && (iters < 1 || spent < budget_us)) {
         s = iter(b->ctx, st);
         iters++;
         spent = xo__tool_now_us() - t0;
@@ -288,11 +310,32 @@ static double run_timed(xo__bench *b, int c, const char *name, iter_fn iter, voi
     if (s == XO_OK) s = xo_finish(b->ctx);
     spent = xo__tool_now_us() - t0;
     if (s != XO_OK) {
-        fprintf(stderr, "xo: bench: workload %s on %s: %s: %s\n", name, b->cfg[c].spec, xo_status_string(s),
-                xo_last_error());
+        fprintf(stderr, "%sxo: bench: workload %s on %s: %s: %s\n", isatty(2) ? "\n" : "", w->name, b->cfg[c].spec,
+                xo_status_string(s), xo_last_error());
         return 0.0;
     }
+    if (is_auto)
+        for (int d = 0; d < xo_device_count(b->ctx) && d < XO_MAX_DEVICES; d++) {
+            xo_stats stats;
+            if (xo_stats_get(b->ctx, d, &stats) == XO_OK) w->auto_ops[d] += stats.ops;
+        }
+    *per_iter_us = spent / iters;
     return spent > 0 ? (double)iters * units_per_iter / (spent * 1e-6) : 0.0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, c = *(const double *)y;
+    return (a > c) - (a < c);
+}
+
+/* Median of n > 0 values (sorts them); `geo`: the geometric mean of the middle two when n
+ * is even (for ratios), else their mean. */
+static double median_of(double *v, int n, int geo)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    if (n % 2) return v[n / 2];
+    return geo ? sqrt(v[n / 2 - 1] * v[n / 2]) : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static xo__bench_workload *new_workload(xo__bench *b, const char *name, const char *unit, const char *note)
@@ -303,23 +346,80 @@ static xo__bench_workload *new_workload(xo__bench *b, const char *name, const ch
     snprintf(w->name, sizeof w->name, "%s", name);
     snprintf(w->unit, sizeof w->unit, "%s", unit);
     snprintf(w->note, sizeof w->note, "%s", note);
+    w->best = -1;
     return w;
 }
 
+/* Time `iter` under every config: `budget_us` of timed iterations per config, spread over
+ * the rounds. Round 0 runs `warmup` untimed iterations per config (one-time costs: kernel
+ * builds, first touch) and sizes its stride from the time per iteration; later rounds one
+ * untimed iteration after the switch. A config whose round (untimed + one timed iteration)
+ * fits in `stride` shares of the budget samples every stride-th round (at least
+ * WL_MIN_SAMPLED_ROUNDS), one whose minimum would take more than 3x its budget only round 0.
+ * Fills w->rate (median over the config's rounds), w->best (highest median rate among the
+ * forced devices) and w->auto_over_best (median over the rounds both sampled of auto's rate
+ * over best's within the round). */
 static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
-                            int min_iters, double budget_us, double units)
+                            double budget_us, double units)
 {
     if (!w) return;
-    for (int c = 0; c < b->nconfigs; c++) {
-        int tty = isatty(2);
-        fprintf(stderr, "%s[workload] %s on %s%s", tty ? "\r\033[K" : "", w->name, b->cfg[c].spec, tty ? "" : "\n");
-        fflush(stderr);
-        w->rate[c] = run_timed(b, c, w->name, iter, st, warmup, min_iters, budget_us, units);
-        if (b->cfg[c].device < 0)
-            for (int d = 0; d < xo_device_count(b->ctx) && d < XO_MAX_DEVICES; d++) {
-                xo_stats stats;
-                w->auto_ops[d] = xo_stats_get(b->ctx, d, &stats) == XO_OK ? stats.ops : 0;
+    const int rounds = b->quick ? WL_ROUNDS_QUICK : WL_ROUNDS_FULL, au = xo__bench_auto(b), tty = isatty(2);
+    int max_stride = 1;
+    while (max_stride * 2 < rounds && (rounds + max_stride * 2 - 1) / (max_stride * 2) >= WL_MIN_SAMPLED_ROUNDS)
+        max_stride *= 2;
+    wl_config cf[XO_BENCH_MAX_CONFIGS];
+    memset(cf, 0, sizeof cf);
+    uint32_t rng = (uint32_t)b->nworkloads * 2654435761u + 54321u;
+    for (int round = 0; round < rounds; round++) {
+        int order[XO_BENCH_MAX_CONFIGS];
+        for (int c = 0; c < b->nconfigs; c++) order[c] = c;
+        for (int c = b->nconfigs - 1; c > 0; c--) { /* Fisher-Yates */
+            rng = rng * 1664525u + 1013904223u;
+            int j = (int)((rng >> 8) % (uint32_t)(c + 1)), t = order[c];
+            order[c] = order[j], order[j] = t;
+        }
+        for (int k = 0; k < b->nconfigs; k++) {
+            int c = order[k];
+            wl_config *x = &cf[c];
+            if (x->failed || (x->stride && round % x->stride)) continue;
+            if (tty)
+                fprintf(stderr, "\r\033[K[workload] %s on %s (round %d/%d)", w->name, b->cfg[c].spec, round + 1, rounds);
+            else if (round == 0)
+                fprintf(stderr, "[workload] %s on %s\n", w->name, b->cfg[c].spec);
+            fflush(stderr);
+            const int sampled = x->stride ? (rounds + x->stride - 1) / x->stride : rounds;
+            double per_iter = 0;
+            double rate = run_slice(b, w, c, iter, st, round == 0 ? warmup : 1, budget_us / sampled, units, &per_iter);
+            if (rate <= 0) {
+                x->failed = 1;
+                continue;
             }
+            x->rate[round] = rate;
+            if (!x->stride) {
+                const double cost = 2 * per_iter; /* a round: the untimed iteration and one timed */
+                if (WL_MIN_SAMPLED_ROUNDS * cost > 3 * budget_us) {
+                    x->stride = rounds;
+                } else {
+                    x->stride = 1;
+                    while (x->stride < max_stride && cost > x->stride * budget_us / rounds) x->stride *= 2;
+                }
+            }
+        }
+    }
+    for (int c = 0; c < b->nconfigs; c++) {
+        double v[XO_BENCH_MAX_ROUNDS];
+        int n = 0;
+        for (int r = 0; r < rounds; r++)
+            if (cf[c].rate[r] > 0) v[n++] = cf[c].rate[r];
+        w->rate[c] = cf[c].failed || n == 0 ? 0.0 : median_of(v, n, 0);
+        if (c < au && w->rate[c] > 0 && (w->best < 0 || w->rate[c] > w->rate[w->best])) w->best = c;
+    }
+    if (w->best >= 0 && w->rate[au] > 0) {
+        double q[XO_BENCH_MAX_ROUNDS];
+        int n = 0;
+        for (int r = 0; r < rounds; r++)
+            if (cf[au].rate[r] > 0 && cf[w->best].rate[r] > 0) q[n++] = cf[au].rate[r] / cf[w->best].rate[r];
+        w->auto_over_best = n ? median_of(q, n, 1) : w->rate[au] / w->rate[w->best];
     }
 }
 
@@ -339,13 +439,13 @@ int xo__bench_workloads(xo__bench *b)
         rnn r;
         w = new_workload(b, "rnn-train-b100", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 100");
         if ((s = rnn_setup(b->ctx, &r, 100)) == XO_OK)
-            run_all_configs(b, w, rnn_iter, &r, 1, q ? 2 : 5, budget, 1.0);
+            run_all_configs(b, w, rnn_iter, &r, 1, budget, 1.0);
         else
             setup_failed(w->name, s);
         free_bufs(r.buf, R_N);
         w = new_workload(b, "rnn-train-b10000", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 10000");
         if ((s = rnn_setup(b->ctx, &r, 10000)) == XO_OK)
-            run_all_configs(b, w, rnn_iter, &r, 1, q ? 2 : 3, q ? 0.0 : budget, 1.0);
+            run_all_configs(b, w, rnn_iter, &r, 1, budget, 1.0);
         else
             setup_failed(w->name, s);
         free_bufs(r.buf, R_N);
@@ -354,7 +454,7 @@ int xo__bench_workloads(xo__bench *b)
         mlp m;
         w = new_workload(b, "mlp-3-100-3-ode", "it/s", "neural ODE RHS: eval (state in, f out) + 1 train step, batch 100");
         if ((s = mlp_setup(b->ctx, &m)) == XO_OK)
-            run_all_configs(b, w, mlp_iter, &m, 3, 10, budget, 1.0);
+            run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0);
         else
             setup_failed(w->name, s);
         mlp_free(&m);
@@ -365,7 +465,7 @@ int xo__bench_workloads(xo__bench *b)
                          copy ? "200x200 sgemm, A and B written, C read on every call"
                               : "200x200 sgemm, operands resident, xo_finish per call");
         if ((s = gemm200_setup(b->ctx, &g, copy)) == XO_OK)
-            run_all_configs(b, w, gemm200_iter, &g, 3, 10, budget, 1.0);
+            run_all_configs(b, w, gemm200_iter, &g, 3, budget, 1.0);
         else
             setup_failed(w->name, s);
         gemm200_free(&g);
@@ -378,7 +478,7 @@ int xo__bench_workloads(xo__bench *b)
                  every ? "every step" : "once at the end");
         w = new_workload(b, every ? "chain-norm-every-step" : "chain-norm-at-end", "steps/s", note);
         if ((s = chain_setup(b->ctx, &c, steps, every)) == XO_OK)
-            run_all_configs(b, w, chain_iter, &c, 1, 1, q ? 0.0 : budget, (double)steps);
+            run_all_configs(b, w, chain_iter, &c, 1, q ? budget / 2 : budget, (double)steps);
         else
             setup_failed(w->name, s);
         chain_free(&c);
