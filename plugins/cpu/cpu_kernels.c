@@ -48,9 +48,21 @@ static inline float xo_cpu_tanhf(float x)
     return a < 0.625f ? small : big;
 }
 
+/* The elementwise loops are compiled again for AVX-512 and AVX2, chosen at load time
+ * (GCC's target_clones: an ifunc); the build itself targets baseline x86-64, whose SSE2
+ * made float tanh cost ~2 ns an element. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define XO_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef XO_CPU_CLONES
+#define XO_CPU_CLONES
+#endif
+
 /* The elementwise kernels exist in float and double; one template, two expansions. */
 #define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                              \
-    static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                                      \
+    XO_CPU_CLONES static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                        \
     {                                                                                                         \
         switch (op) {                                                                                         \
         case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                   \
@@ -64,7 +76,7 @@ static inline float xo_cpu_tanhf(float x)
         case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;             \
         }                                                                                                     \
     }                                                                                                         \
-    static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                                  \
+    XO_CPU_CLONES static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
     {                                                                                                         \
         switch (op) {                                                                                         \
         case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                               \
