@@ -61,39 +61,40 @@ static inline float xo_cpu_tanhf(float x)
 #endif
 
 /* The elementwise kernels exist in float and double; one template, two expansions. */
-#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                              \
-    XO_CPU_CLONES static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                        \
+#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                                 \
+    XO_CPU_CLONES static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
     {                                                                                                         \
         switch (op) {                                                                                         \
-        case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                   \
-        case XO_TANH: for (size_t i = 0; i < n; i++) y[i] = TANH(x[i]); break;                               \
-        case XO_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = (T)1 / ((T)1 + EXP(-x[i])); break;            \
-        case XO_EXP: for (size_t i = 0; i < n; i++) y[i] = EXP(x[i]); break;                                 \
-        case XO_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;                                     \
-        case XO_SQUARE: for (size_t i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                            \
-        case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;              \
-        case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;                  \
-        case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;             \
+        case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                    \
+        case XO_TANH: for (size_t i = 0; i < n; i++) y[i] = TANH(x[i]); break;                                \
+        case XO_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = (T)1 / ((T)1 + EXP(-x[i])); break;             \
+        case XO_EXP: for (size_t i = 0; i < n; i++) y[i] = EXP(x[i]); break;                                  \
+        case XO_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;                                      \
+        case XO_SQUARE: for (size_t i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                             \
+        case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;               \
+        case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;                   \
+        case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;              \
         }                                                                                                     \
     }                                                                                                         \
     XO_CPU_CLONES static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
     {                                                                                                         \
         switch (op) {                                                                                         \
-        case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                               \
-        case XO_SUB: for (size_t i = 0; i < n; i++) c[i] = a[i] - b[i]; break;                               \
-        case XO_MUL: for (size_t i = 0; i < n; i++) c[i] = a[i] * b[i]; break;                               \
-        case XO_DIV: for (size_t i = 0; i < n; i++) c[i] = a[i] / b[i]; break;                               \
-        case XO_MAX: for (size_t i = 0; i < n; i++) c[i] = a[i] > b[i] ? a[i] : b[i]; break;                 \
+        case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                                \
+        case XO_SUB: for (size_t i = 0; i < n; i++) c[i] = a[i] - b[i]; break;                                \
+        case XO_MUL: for (size_t i = 0; i < n; i++) c[i] = a[i] * b[i]; break;                                \
+        case XO_DIV: for (size_t i = 0; i < n; i++) c[i] = a[i] / b[i]; break;                                \
+        case XO_MAX: for (size_t i = 0; i < n; i++) c[i] = a[i] > b[i] ? a[i] : b[i]; break;                  \
         }                                                                                                     \
     }                                                                                                         \
-    static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, size_t cols)  \
+    XO_CPU_CLONES static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, \
+                                              size_t cols)                                                    \
     {                                                                                                         \
         for (size_t r = r0; r < r1; r++) {                                                                    \
             T *row = a + r * lda;                                                                             \
             for (size_t j = 0; j < cols; j++) row[j] += bias[j];                                              \
         }                                                                                                     \
     }                                                                                                         \
-    static double sum_##SUF(const T *x, size_t n)                                                             \
+    XO_CPU_CLONES static double sum_##SUF(const T *x, size_t n)                                               \
     {                                                                                                         \
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                                \
         size_t i = 0;                                                                                         \
@@ -106,7 +107,7 @@ static inline float xo_cpu_tanhf(float x)
         for (; i < n; i++) s0 += x[i];                                                                        \
         return (s0 + s1) + (s2 + s3);                                                                         \
     }                                                                                                         \
-    static T max_##SUF(const T *x, size_t n)                                                                  \
+    XO_CPU_CLONES static T max_##SUF(const T *x, size_t n)                                                    \
     {                                                                                                         \
         T m = x[0];                                                                                           \
         for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                               \
