@@ -104,6 +104,9 @@ int xo__bench_sweep(xo__bench *b);        /* 0, or XO_TOOL_FAIL */
 void xo__bench_stats(double *samples, int n, xo__bench_result *out);
 /* Place ops as config `c` says. */
 xo_status xo__bench_use_config(xo__bench *b, int c);
+/* The placements' order in round `round` (bench_sweep.c): each follows each other one
+ * equally often over a cycle of rounds. */
+void xo__bench_round_order(int n, int round, int *order);
 
 /* bench_workloads.c */
 int xo__bench_workloads(xo__bench *b);

@@ -257,13 +257,29 @@ static xo_status call_once(xo_context *ctx, const op_inst *in, int state)
     return s == XO_OK ? xo_finish(ctx) : s;
 }
 
-/* The placements take turns in many short rounds, in a shuffled order each round, so that
+/* The placements take turns in many short rounds, in a balanced order (below), so that
  * a change of the machine's state (load from outside the process slows a tiny op by ~1.4x
  * for tens of ms to seconds on a shared 2-core machine; the threads of OpenBLAS and PoCL
  * behave differently for some ms after a switch) hits them all alike and auto can be compared with
  * each forced device round by round (the regret, bench_report.c). A placement too slow to
  * take a sample in every round samples every 2nd, 4th, ... round (its stride), so that the
  * fast ones still get many rounds; strides are powers of 2, so their rounds nest. */
+/* The order of the placements in round `round`: the rows of a Williams design, so that
+ * over a cycle of rounds (n rows for an even count n, 2n for an odd one) every placement
+ * runs right after every other one equally often. What ran just before matters here: for
+ * some ms after PoCL runs a large kernel, a CPU op that follows is ~15% slower, and a
+ * random order let that land on auto in most rounds of a point (a false regret of 1.7
+ * on a memory-bound op that auto ran on the CPU, like the best forced run). */
+void xo__bench_round_order(int n, int round, int *order)
+{
+    int rows = n % 2 ? 2 * n : n, row = rows > 0 ? round % rows : 0;
+    for (int k = 0; k < n; k++) {
+        int base = k == 0 ? 0 : k % 2 ? (k + 1) / 2 : n - k / 2; /* 0, 1, n-1, 2, n-2, ... */
+        int pos = row < n ? k : n - 1 - k;                         /* odd n: the mirrored rows */
+        order[pos] = (base + row % n) % n;
+    }
+}
+
 #define ROUNDS_FULL 24
 #define ROUNDS_QUICK 12
 #define MIN_SAMPLED_ROUNDS 3 /* the largest stride leaves this many rounds */
@@ -409,15 +425,9 @@ int xo__bench_sweep(xo__bench *b)
                     measure_setup(b, &in, st, &sm[c]);
             }
             const int rounds = rounds_of(b);
-            uint32_t rng = (uint32_t)(i * XO_BENCH_NSTATES + st) * 2654435761u + 12345u;
             for (int round = 0; round < rounds; round++) {
                 int order[XO_BENCH_MAX_CONFIGS];
-                for (int c = 0; c < b->nconfigs; c++) order[c] = c;
-                for (int c = b->nconfigs - 1; c > 0; c--) { /* Fisher-Yates */
-                    rng = rng * 1664525u + 1013904223u;
-                    int j = (int)((rng >> 8) % (uint32_t)(c + 1)), t = order[c];
-                    order[c] = order[j], order[j] = t;
-                }
+                xo__bench_round_order(b->nconfigs, round + i * XO_BENCH_NSTATES + st, order);
                 for (int k = 0; k < b->nconfigs; k++) {
                     int c = order[k];
                     xo__bench_result *r = xo__bench_at(b, i, c, st);

@@ -269,7 +269,7 @@ static xo_status chain_iter(xo_context *ctx, void *st)
 
 typedef xo_status (*iter_fn)(xo_context *ctx, void *st);
 
-/* The placements take turns in short rounds, in a shuffled order each round (as in the
+/* The placements take turns in short rounds, in a balanced order (as in the
  * sweep, bench_sweep.c): this machine drops into a ~1.4-2x slower state for tens to
  * hundreds of ms at a time (load from outside the process), and one long run per placement
  * let that state hit one placement and not another (auto at 0.55-1.79x of forced cpu with
@@ -369,15 +369,9 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         max_stride *= 2;
     wl_config cf[XO_BENCH_MAX_CONFIGS];
     memset(cf, 0, sizeof cf);
-    uint32_t rng = (uint32_t)b->nworkloads * 2654435761u + 54321u;
     for (int round = 0; round < rounds; round++) {
         int order[XO_BENCH_MAX_CONFIGS];
-        for (int c = 0; c < b->nconfigs; c++) order[c] = c;
-        for (int c = b->nconfigs - 1; c > 0; c--) { /* Fisher-Yates */
-            rng = rng * 1664525u + 1013904223u;
-            int j = (int)((rng >> 8) % (uint32_t)(c + 1)), t = order[c];
-            order[c] = order[j], order[j] = t;
-        }
+        xo__bench_round_order(b->nconfigs, round + b->nworkloads, order);
         for (int k = 0; k < b->nconfigs; k++) {
             int c = order[k];
             wl_config *x = &cf[c];
