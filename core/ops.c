@@ -18,6 +18,51 @@ static size_t tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
 }
 static size_t tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
 
+/* ---- each op's description for the plugins (both paths fill it the same way) -------- */
+
+static XO_INLINE void gemm_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
+                                size_t n, size_t k, double alpha, size_t lda, size_t ldb, double beta, size_t ldc)
+{
+    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
+    d->layout = layout;
+    d->ta = ta;
+    d->tb = tb;
+    d->m = m;
+    d->n = n;
+    d->k = k;
+    d->ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
+    d->ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
+    d->ld[2] = tidy_ld(layout, m, n, ldc);
+    d->alpha = alpha;
+    d->beta = beta;
+    d->narg = 3;
+}
+
+static XO_INLINE void gemv_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha,
+                                size_t lda, size_t incx, double beta, size_t incy)
+{
+    int nt = ta == XO_NO_TRANS;
+    d->layout = layout;
+    d->ta = ta;
+    d->m = m;
+    d->n = n;
+    d->ld[0] = tidy_ld(layout, m, n, lda);
+    d->inc[0] = tidy_inc(nt ? n : m, incx);
+    d->inc[1] = tidy_inc(nt ? m : n, incy);
+    d->alpha = alpha;
+    d->beta = beta;
+    d->narg = 3;
+}
+
+static XO_INLINE void axpy_desc(xo_op_desc *d, size_t n, double alpha, size_t incx, size_t incy)
+{
+    d->n = n;
+    d->inc[0] = tidy_inc(n, incx);
+    d->inc[1] = tidy_inc(n, incy);
+    d->alpha = alpha;
+    d->narg = 2;
+}
+
 /* ---- express checks (see xo__express): plain cases only, in registers ------------- */
 
 /* A rows x cols matrix (both >= 1, every figure under 2^29) plainly inside b: its end
@@ -65,18 +110,7 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
             xo__key_operand(&k0, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
             xo_op_desc d;
             xo__desc_init(&d, XO_OP_GEMM, dt);
-            d.layout = layout;
-            d.ta = ta;
-            d.tb = tb;
-            d.m = m;
-            d.n = n;
-            d.k = k;
-            d.ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
-            d.ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
-            d.ld[2] = tidy_ld(layout, m, n, ldc);
-            d.alpha = alpha;
-            d.beta = beta;
-            d.narg = 3;
+            gemm_desc(&d, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
             d.arg[0] = (xo_operand){NULL, a->host, a_off};
             d.arg[1] = (xo_operand){NULL, b->host, b_off};
             d.arg[2] = (xo_operand){NULL, c->host, c_off};
@@ -98,20 +132,9 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
     RET(xo__check_overlap(&op, 2, "c", 1, "b", 0));
     if (m == 0 || n == 0)
         return XO_OK;
-    op.desc.layout = layout;
-    op.desc.ta = ta;
-    op.desc.tb = tb;
-    op.desc.m = m;
-    op.desc.n = n;
-    op.desc.k = k;
-    op.desc.ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
-    op.desc.ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
-    op.desc.ld[2] = tidy_ld(layout, m, n, ldc);
-    op.desc.alpha = alpha;
-    op.desc.beta = beta;
+    gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
     op.reads = 3u | (beta != 0.0) << 2;
     op.writes = 1u << 2;
-    op.desc.narg = 3;
     op.cpu_only = k == 0;
     return xo__dispatch(&op);
 }
@@ -133,16 +156,7 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
             xo__key_operand(&k0, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
             xo_op_desc d;
             xo__desc_init(&d, XO_OP_GEMV, dt);
-            d.layout = layout;
-            d.ta = ta;
-            d.m = m;
-            d.n = n;
-            d.ld[0] = tidy_ld(layout, m, n, lda);
-            d.inc[0] = tidy_inc(xn, incx);
-            d.inc[1] = tidy_inc(yn, incy);
-            d.alpha = alpha;
-            d.beta = beta;
-            d.narg = 3;
+            gemv_desc(&d, layout, ta, m, n, alpha, lda, incx, beta, incy);
             d.arg[0] = (xo_operand){NULL, a->host, a_off};
             d.arg[1] = (xo_operand){NULL, x->host, x_off};
             d.arg[2] = (xo_operand){NULL, y->host, y_off};
@@ -163,18 +177,9 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
     RET(xo__check_overlap(&op, 2, "y", 1, "x", 0));
     if (m == 0 || n == 0)
         return XO_OK; /* as in BLAS: y is left untouched when either dimension is 0 */
-    op.desc.layout = layout;
-    op.desc.ta = ta;
-    op.desc.m = m;
-    op.desc.n = n;
-    op.desc.ld[0] = tidy_ld(layout, m, n, lda);
-    op.desc.inc[0] = tidy_inc(nt ? n : m, incx);
-    op.desc.inc[1] = tidy_inc(nt ? m : n, incy);
-    op.desc.alpha = alpha;
-    op.desc.beta = beta;
+    gemv_desc(&op.desc, layout, ta, m, n, alpha, lda, incx, beta, incy);
     op.reads = 3u | (beta != 0.0) << 2;
     op.writes = 1u << 2;
-    op.desc.narg = 3;
     return xo__dispatch(&op);
 }
 
@@ -190,11 +195,7 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
         xo__key_operand(&k0, &sizes, 1, y, 1);
         xo_op_desc d;
         xo__desc_init(&d, XO_OP_AXPY, dt);
-        d.n = n;
-        d.inc[0] = tidy_inc(n, incx);
-        d.inc[1] = tidy_inc(n, incy);
-        d.alpha = alpha;
-        d.narg = 2;
+        axpy_desc(&d, n, alpha, incx, incy);
         d.arg[0] = (xo_operand){NULL, x->host, x_off};
         d.arg[1] = (xo_operand){NULL, y->host, y_off};
         if (xo__express(ctx, fn, k0, sizes, &d, y))
@@ -208,13 +209,9 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
     RET(xo__check_overlap(&op, 1, "y", 0, "x", 0));
     if (n == 0)
         return XO_OK;
-    op.desc.n = n;
-    op.desc.inc[0] = tidy_inc(n, incx);
-    op.desc.inc[1] = tidy_inc(n, incy);
-    op.desc.alpha = alpha;
+    axpy_desc(&op.desc, n, alpha, incx, incy);
     op.reads = 3u;
     op.writes = 1u << 1;
-    op.desc.narg = 2;
     return xo__dispatch(&op);
 }
 
