@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,74 +49,108 @@ static inline float xo_cpu_tanhf(float x)
     return a < 0.625f ? small : big;
 }
 
-/* The elementwise loops are compiled again for AVX-512 and AVX2, chosen at load time
- * (GCC's target_clones: an ifunc); the build itself targets baseline x86-64, whose SSE2
- * made float tanh cost ~2 ns an element. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define XO_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef XO_CPU_CLONES
-#define XO_CPU_CLONES
-#endif
-
-/* The elementwise kernels exist in float and double; one template, two expansions. */
-#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP)                                                                 \
-    XO_CPU_CLONES static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
-    {                                                                                                         \
-        switch (op) {                                                                                         \
-        case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;                    \
-        case XO_TANH: for (size_t i = 0; i < n; i++) y[i] = TANH(x[i]); break;                                \
-        case XO_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = (T)1 / ((T)1 + EXP(-x[i])); break;             \
-        case XO_EXP: for (size_t i = 0; i < n; i++) y[i] = EXP(x[i]); break;                                  \
-        case XO_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;                                      \
-        case XO_SQUARE: for (size_t i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                             \
-        case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;               \
-        case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;                   \
-        case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;              \
-        }                                                                                                     \
-    }                                                                                                         \
-    XO_CPU_CLONES static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
-    {                                                                                                         \
-        switch (op) {                                                                                         \
-        case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                                \
-        case XO_SUB: for (size_t i = 0; i < n; i++) c[i] = a[i] - b[i]; break;                                \
-        case XO_MUL: for (size_t i = 0; i < n; i++) c[i] = a[i] * b[i]; break;                                \
-        case XO_DIV: for (size_t i = 0; i < n; i++) c[i] = a[i] / b[i]; break;                                \
-        case XO_MAX: for (size_t i = 0; i < n; i++) c[i] = a[i] > b[i] ? a[i] : b[i]; break;                  \
-        }                                                                                                     \
-    }                                                                                                         \
-    XO_CPU_CLONES static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, \
-                                              size_t cols)                                                    \
-    {                                                                                                         \
-        for (size_t r = r0; r < r1; r++) {                                                                    \
-            T *row = a + r * lda;                                                                             \
-            for (size_t j = 0; j < cols; j++) row[j] += bias[j];                                              \
-        }                                                                                                     \
-    }                                                                                                         \
-    XO_CPU_CLONES static double sum_##SUF(const T *x, size_t n)                                               \
-    {                                                                                                         \
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                                \
-        size_t i = 0;                                                                                         \
-        for (; i + 4 <= n; i += 4) {                                                                          \
-            s0 += x[i];                                                                                       \
-            s1 += x[i + 1];                                                                                   \
-            s2 += x[i + 2];                                                                                   \
-            s3 += x[i + 3];                                                                                   \
-        }                                                                                                     \
-        for (; i < n; i++) s0 += x[i];                                                                        \
-        return (s0 + s1) + (s2 + s3);                                                                         \
-    }                                                                                                         \
-    XO_CPU_CLONES static T max_##SUF(const T *x, size_t n)                                                    \
-    {                                                                                                         \
-        T m = x[0];                                                                                           \
-        for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                               \
-        return m;                                                                                             \
+/* The elementwise kernels exist in float and double; one template, two expansions
+ * (and more per instruction set, below). */
+#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP, ATTR)                                                  \
+    ATTR static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
+    {                                                                                                \
+        switch (op) {                                                                                \
+        case XO_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0; break;           \
+        case XO_TANH: for (size_t i = 0; i < n; i++) y[i] = TANH(x[i]); break;                       \
+        case XO_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = (T)1 / ((T)1 + EXP(-x[i])); break;    \
+        case XO_EXP: for (size_t i = 0; i < n; i++) y[i] = EXP(x[i]); break;                         \
+        case XO_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;                             \
+        case XO_SQUARE: for (size_t i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                    \
+        case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;      \
+        case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;          \
+        case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;     \
+        }                                                                                            \
+    }                                                                                                \
+    ATTR static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
+    {                                                                                                \
+        switch (op) {                                                                                \
+        case XO_ADD: for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i]; break;                       \
+        case XO_SUB: for (size_t i = 0; i < n; i++) c[i] = a[i] - b[i]; break;                       \
+        case XO_MUL: for (size_t i = 0; i < n; i++) c[i] = a[i] * b[i]; break;                       \
+        case XO_DIV: for (size_t i = 0; i < n; i++) c[i] = a[i] / b[i]; break;                       \
+        case XO_MAX: for (size_t i = 0; i < n; i++) c[i] = a[i] > b[i] ? a[i] : b[i]; break;         \
+        }                                                                                            \
+    }                                                                                                \
+    ATTR static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, \
+                                              size_t cols)                                           \
+    {                                                                                                \
+        for (size_t r = r0; r < r1; r++) {                                                           \
+            T *row = a + r * lda;                                                                    \
+            for (size_t j = 0; j < cols; j++) row[j] += bias[j];                                     \
+        }                                                                                            \
+    }                                                                                                \
+    ATTR static double sum_##SUF(const T *x, size_t n)                                               \
+    {                                                                                                \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                       \
+        size_t i = 0;                                                                                \
+        for (; i + 4 <= n; i += 4) {                                                                 \
+            s0 += x[i];                                                                              \
+            s1 += x[i + 1];                                                                          \
+            s2 += x[i + 2];                                                                          \
+            s3 += x[i + 3];                                                                          \
+        }                                                                                            \
+        for (; i < n; i++) s0 += x[i];                                                               \
+        return (s0 + s1) + (s2 + s3);                                                                \
+    }                                                                                                \
+    ATTR static T max_##SUF(const T *x, size_t n)                                                    \
+    {                                                                                                \
+        T m = x[0];                                                                                  \
+        for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                      \
+        return m;                                                                                    \
     }
 
-XO_CPU_ELEMENTWISE(float, f, xo_cpu_tanhf, xo_cpu_expf)
-XO_CPU_ELEMENTWISE(double, d, tanh, exp)
+XO_CPU_ELEMENTWISE(float, f, xo_cpu_tanhf, xo_cpu_expf, )
+XO_CPU_ELEMENTWISE(double, d, tanh, exp, )
+
+/* The build targets baseline x86-64, whose SSE2 made float tanh cost ~2 ns an element; the
+ * same loops are compiled again for AVX2 and AVX-512 and chosen once, at the first
+ * elementwise op, from what the CPU reports. (Chosen by hand rather than by GCC's
+ * target_clones: its ifunc resolvers run during relocation, which crashes under
+ * ThreadSanitizer and does not exist on every libc.) */
+typedef struct cpu_kernels {
+    void (*unary_f)(int, const float *, float *, size_t);
+    void (*unary_d)(int, const double *, double *, size_t);
+    void (*binary_f)(int, const float *, const float *, float *, size_t);
+    void (*binary_d)(int, const double *, const double *, double *, size_t);
+    void (*bias_f)(float *, size_t, const float *, size_t, size_t, size_t);
+    void (*bias_d)(double *, size_t, const double *, size_t, size_t, size_t);
+    double (*sum_f)(const float *, size_t);
+    double (*sum_d)(const double *, size_t);
+    float (*max_f)(const float *, size_t);
+    double (*max_d)(const double *, size_t);
+} cpu_kernels;
+
+#define XO_CPU_KERNELS(F, D) {unary_##F, unary_##D, binary_##F, binary_##D, bias_rows_##F, bias_rows_##D, \
+                              sum_##F, sum_##D, max_##F, max_##D}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XO_CPU_AVX2 __attribute__((target("avx2,fma")))
+#define XO_CPU_AVX512 __attribute__((target("avx512f,avx2,fma")))
+XO_CPU_ELEMENTWISE(float, f_avx2, xo_cpu_tanhf, xo_cpu_expf, XO_CPU_AVX2)
+XO_CPU_ELEMENTWISE(double, d_avx2, tanh, exp, XO_CPU_AVX2)
+XO_CPU_ELEMENTWISE(float, f_avx512, xo_cpu_tanhf, xo_cpu_expf, XO_CPU_AVX512)
+XO_CPU_ELEMENTWISE(double, d_avx512, tanh, exp, XO_CPU_AVX512)
+#endif
+
+static cpu_kernels g_kernels = XO_CPU_KERNELS(f, d);
+static pthread_once_t g_kernels_once = PTHREAD_ONCE_INIT;
+
+static void select_kernels(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        g_kernels = (cpu_kernels)XO_CPU_KERNELS(f_avx512, d_avx512);
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        g_kernels = (cpu_kernels)XO_CPU_KERNELS(f_avx2, d_avx2);
+    }
+#endif
+}
 
 #define XO_CPU_MAX_CHUNKS 64
 typedef struct range_job {
@@ -129,9 +164,9 @@ static void unary_range(void *arg, size_t b, size_t e, int c)
     (void)c;
     range_job *j = arg;
     if (j->op->dtype == XO_F32)
-        unary_f(j->op->subop, (const float *)j->p[0] + b, (float *)j->p[1] + b, e - b);
+        g_kernels.unary_f(j->op->subop, (const float *)j->p[0] + b, (float *)j->p[1] + b, e - b);
     else
-        unary_d(j->op->subop, (const double *)j->p[0] + b, (double *)j->p[1] + b, e - b);
+        g_kernels.unary_d(j->op->subop, (const double *)j->p[0] + b, (double *)j->p[1] + b, e - b);
 }
 
 static void binary_range(void *arg, size_t b, size_t e, int c)
@@ -139,9 +174,9 @@ static void binary_range(void *arg, size_t b, size_t e, int c)
     (void)c;
     range_job *j = arg;
     if (j->op->dtype == XO_F32)
-        binary_f(j->op->subop, (const float *)j->p[0] + b, (const float *)j->p[1] + b, (float *)j->p[2] + b, e - b);
+        g_kernels.binary_f(j->op->subop, (const float *)j->p[0] + b, (const float *)j->p[1] + b, (float *)j->p[2] + b, e - b);
     else
-        binary_d(j->op->subop, (const double *)j->p[0] + b, (const double *)j->p[1] + b, (double *)j->p[2] + b,
+        g_kernels.binary_d(j->op->subop, (const double *)j->p[0] + b, (const double *)j->p[1] + b, (double *)j->p[2] + b,
                  e - b);
 }
 
@@ -150,9 +185,9 @@ static void bias_range(void *arg, size_t b, size_t e, int c)
     (void)c;
     range_job *j = arg;
     if (j->op->dtype == XO_F32)
-        bias_rows_f(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
+        g_kernels.bias_f(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
     else
-        bias_rows_d(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
+        g_kernels.bias_d(j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
 }
 
 static void reduce_range(void *arg, size_t b, size_t e, int c)
@@ -160,9 +195,11 @@ static void reduce_range(void *arg, size_t b, size_t e, int c)
     range_job *j = arg;
     int sum = j->op->subop == XO_SUM;
     if (j->op->dtype == XO_F32)
-        j->partial[c] = sum ? sum_f((const float *)j->p[0] + b, e - b) : max_f((const float *)j->p[0] + b, e - b);
+        j->partial[c] = sum ? g_kernels.sum_f((const float *)j->p[0] + b, e - b)
+                            : g_kernels.max_f((const float *)j->p[0] + b, e - b);
     else
-        j->partial[c] = sum ? sum_d((const double *)j->p[0] + b, e - b) : max_d((const double *)j->p[0] + b, e - b);
+        j->partial[c] = sum ? g_kernels.sum_d((const double *)j->p[0] + b, e - b)
+                            : g_kernels.max_d((const double *)j->p[0] + b, e - b);
 }
 
 static void *ptr(const xo_op_desc *op, int i)
@@ -259,6 +296,7 @@ xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_
 {
     if (op->kind < XO_OP_UNARY) /* gemm .. nrm2: straight to OpenBLAS */
         return run_blas(host, op);
+    pthread_once(&g_kernels_once, select_kernels);
     range_job j; /* partial[] is written before it is read: no need to clear it */
     j.op = op;
     for (int i = 0; i < op->narg; i++)
