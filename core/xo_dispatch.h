@@ -180,12 +180,16 @@ static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, x
     return 1;
 }
 
-/* The full path gets its own copy of the op: `op` itself never has its address taken,
- * so the compiler keeps it in registers (a tiny op's checks and key cost a third less). */
-static inline __attribute__((always_inline)) xo_status xo__dispatch_copy(const xo__op *op)
+/* This thread's decision slot for ctx when a fast path may be tried (the context allows it
+ * and decisions are not being logged), else NULL. */
+static inline __attribute__((always_inline)) xo__decision_slot *xo__fast_slot(const xo_context *ctx)
 {
-    xo__op copy = *op;
-    return xo__dispatch_slow(&copy);
+    xo__decision_slot *s = xo__tl.last;
+    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch ||
+                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
+                         0))
+        return NULL;
+    return s;
 }
 
 /* Place, move, run, record. */
@@ -193,11 +197,9 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
 {
     xo_context *ctx = op->ctx;
     xo__thread *t = &xo__tl;
-    xo__decision_slot *s = t->last;
-    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch ||
-                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
-                         0))
-        return xo__dispatch_copy(op);
+    xo__decision_slot *s = xo__fast_slot(ctx);
+    if (!s)
+        return xo__dispatch_slow(op);
     /* Locals: the plugin call below may read *op, so the compiler reloads what it must
      * not assume; narg and the masks are the op's constants. */
     const int narg = op->desc.narg;
@@ -210,10 +212,10 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
     xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (!xo__fast_ok(e, hit, forced))
-        return xo__dispatch_copy(op);
+        return xo__dispatch_slow(op);
     for (int i = 0; i < narg; i++)
         if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
-            return xo__dispatch_copy(op);
+            return xo__dispatch_slow(op);
 
     /* The CPU, with every operand it needs current on the host. */
     xo_op_desc desc = op->desc;
@@ -238,10 +240,8 @@ static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, co
                                                              uint64_t sizes, xo_op_desc *desc, xo_buffer *out)
 {
     xo__thread *t = &xo__tl;
-    xo__decision_slot *s = t->last;
-    if (__builtin_expect(!s || s->ctx_id != ctx->id || !ctx->fast_dispatch || out->inflight ||
-                             atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS,
-                         0))
+    xo__decision_slot *s = xo__fast_slot(ctx);
+    if (!s || out->inflight) /* zero-copy devices may still read the output */
         return 0;
     const uint64_t key[5] = {k0, desc->m, desc->n, desc->k, sizes};
     int hit;
