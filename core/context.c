@@ -165,6 +165,8 @@ xo_status xo_context_create(xo_context **out)
     /* Fault injection goes through the checks of the full path; so do contexts with more
      * devices than a cache entry holds. */
     ctx->fast_dispatch = ctx->nfaults == 0 && ctx->ndev <= XO_CACHE_MAX_DEV;
+    if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
+        ctx->host_blas = ctx->dev[0].plugin->host_blas;
     xo__clear_error();
     *out = ctx;
     return XO_OK;

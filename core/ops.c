@@ -63,7 +63,7 @@ static XO_INLINE void axpy_desc(xo_op_desc *d, size_t n, double alpha, size_t in
     d->narg = 2;
 }
 
-/* ---- express checks (see xo__express): plain cases only, in registers ------------- */
+/* ---- express checks (see xo__express_find): plain cases only, in registers -------- */
 
 /* A rows x cols matrix (both >= 1, every figure under 2^29) plainly inside b: its end
  * in bytes goes to *hi, whether it fills its span without gaps to *dense. */
@@ -108,14 +108,22 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
             xo__key_operand(&k0, &sizes, 0, a, 1);
             xo__key_operand(&k0, &sizes, 1, b, 1);
             xo__key_operand(&k0, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
-            xo_op_desc d;
-            xo__desc_init(&d, XO_OP_GEMM, dt);
-            gemm_desc(&d, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
-            d.arg[0] = (xo_operand){NULL, a->host, a_off};
-            d.arg[1] = (xo_operand){NULL, b->host, b_off};
-            d.arg[2] = (xo_operand){NULL, c->host, c_off};
-            if (xo__express(ctx, fn, k0, sizes, &d, c))
+            const xo_host_blas *hb = ctx->host_blas;
+            xo__express_hit h;
+            if (hb && (dt == XO_F32 ? hb->sgemm != NULL : hb->dgemm != NULL) &&
+                xo__express_find(ctx, k0, sizes, m, n, k, c, &h)) {
+                uint64_t t0 = xo__fast_t0(h.e);
+                if (dt == XO_F32)
+                    hb->sgemm(layout, ta, tb, (int)m, (int)n, (int)k, (float)alpha, (const float *)a->host + a_off,
+                              (int)lda, (const float *)b->host + b_off, (int)ldb, (float)beta,
+                              (float *)c->host + c_off, (int)ldc);
+                else
+                    hb->dgemm(layout, ta, tb, (int)m, (int)n, (int)k, alpha, (const double *)a->host + a_off,
+                              (int)lda, (const double *)b->host + b_off, (int)ldb, beta,
+                              (double *)c->host + c_off, (int)ldc);
+                xo__fast_record(ctx, h.s, h.e, h.forced, fn, c, t0);
                 return XO_OK;
+            }
         }
     }
     xo__op op;
@@ -154,14 +162,22 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
             xo__key_operand(&k0, &sizes, 0, a, 1);
             xo__key_operand(&k0, &sizes, 1, x, 1);
             xo__key_operand(&k0, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
-            xo_op_desc d;
-            xo__desc_init(&d, XO_OP_GEMV, dt);
-            gemv_desc(&d, layout, ta, m, n, alpha, lda, incx, beta, incy);
-            d.arg[0] = (xo_operand){NULL, a->host, a_off};
-            d.arg[1] = (xo_operand){NULL, x->host, x_off};
-            d.arg[2] = (xo_operand){NULL, y->host, y_off};
-            if (xo__express(ctx, fn, k0, sizes, &d, y))
+            const xo_host_blas *hb = ctx->host_blas;
+            xo__express_hit h;
+            if (hb && (dt == XO_F32 ? hb->sgemv != NULL : hb->dgemv != NULL) &&
+                xo__express_find(ctx, k0, sizes, m, n, 0, y, &h)) {
+                uint64_t t0 = xo__fast_t0(h.e);
+                if (dt == XO_F32)
+                    hb->sgemv(layout, ta, (int)m, (int)n, (float)alpha, (const float *)a->host + a_off, (int)lda,
+                              (const float *)x->host + x_off, (int)incx, (float)beta, (float *)y->host + y_off,
+                              (int)incy);
+                else
+                    hb->dgemv(layout, ta, (int)m, (int)n, alpha, (const double *)a->host + a_off, (int)lda,
+                              (const double *)x->host + x_off, (int)incx, beta, (double *)y->host + y_off,
+                              (int)incy);
+                xo__fast_record(ctx, h.s, h.e, h.forced, fn, y, t0);
                 return XO_OK;
+            }
         }
     }
     xo__op op;
@@ -193,13 +209,20 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
         uint64_t k0 = xo__key_head(XO_OP_AXPY, dt, 0, 0), sizes = XO_KEY_SIZES0;
         xo__key_operand(&k0, &sizes, 0, x, 1);
         xo__key_operand(&k0, &sizes, 1, y, 1);
-        xo_op_desc d;
-        xo__desc_init(&d, XO_OP_AXPY, dt);
-        axpy_desc(&d, n, alpha, incx, incy);
-        d.arg[0] = (xo_operand){NULL, x->host, x_off};
-        d.arg[1] = (xo_operand){NULL, y->host, y_off};
-        if (xo__express(ctx, fn, k0, sizes, &d, y))
+        const xo_host_blas *hb = ctx->host_blas;
+        xo__express_hit h;
+        if (hb && (dt == XO_F32 ? hb->saxpy != NULL : hb->daxpy != NULL) &&
+            xo__express_find(ctx, k0, sizes, 0, n, 0, y, &h)) {
+            uint64_t t0 = xo__fast_t0(h.e);
+            if (dt == XO_F32)
+                hb->saxpy((int)n, (float)alpha, (const float *)x->host + x_off, (int)incx, (float *)y->host + y_off,
+                          (int)incy);
+            else
+                hb->daxpy((int)n, alpha, (const double *)x->host + x_off, (int)incx, (double *)y->host + y_off,
+                          (int)incy);
+            xo__fast_record(ctx, h.s, h.e, h.forced, fn, y, t0);
             return XO_OK;
+        }
     }
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_AXPY, dt);

@@ -131,32 +131,29 @@ xo_status xo__dispatch_cpu_failed(const xo__op *op, const xo_op_desc *desc, xo__
 /* A cache hit the fast paths may take: past its learning calls and not due for a
  * refresh, placed on the CPU (by cost, or forced there) with every needed operand
  * current on the host. */
-static inline int xo__fast_ok(const xo__cache_entry *e, int hit, int forced)
+static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_entry *e, int hit, int forced)
 {
     return hit && e->uses >= XO_LEARN_CALLS && (e->uses & e->refresh_mask) != 0 && e->host_ok &&
            (forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0));
 }
 
-/* Run `desc` on the CPU for cache entry `e` and record it: the output becomes current
- * on the host only, the decision and the counters. 0 if the plugin failed (nothing
- * recorded, nothing written). */
-static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, xo__decision_slot *s,
-                                                              xo__cache_entry *e, int forced, const char *fn,
-                                                              const xo_op_desc *desc, xo_buffer *out)
+/* Record an op that ran on the CPU for cache entry `e` (started at tick t0, which only
+ * matters for an op that is timed): the output becomes current on the host only, the
+ * decision and the counters. */
+static inline __attribute__((always_inline)) uint64_t xo__fast_t0(const xo__cache_entry *e)
+{
+    /* A tiny op is not timed: timing it would cost a good share of it, so its busy time
+     * is the corrected prediction (which the learning calls keep matched to measurements). */
+    return e->cpu_known_ns ? 0 : xo__ticks();
+}
+static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ctx, xo__decision_slot *s,
+                                                                  xo__cache_entry *e, int forced, const char *fn,
+                                                                  xo_buffer *out, uint64_t t0)
 {
     xo__device *cpu = &ctx->dev[0];
     uint64_t busy_ns = e->cpu_known_ns;
-    if (busy_ns) {
-        /* A tiny op: timing it would cost a good share of it, so its busy time is the
-         * corrected prediction (which the learning calls keep matched to measurements). */
-        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
-            return 0;
-    } else {
-        uint64_t t0 = xo__ticks();
-        if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
-            return 0;
+    if (!busy_ns)
         atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
-    }
     out->valid = 1u;
     e->uses++;
     s->fn = fn;
@@ -177,6 +174,19 @@ static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, x
         if (busy_ns)
             atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
     }
+}
+
+/* Run `desc` on the CPU for cache entry `e` and record it. 0 if the plugin failed
+ * (nothing recorded, nothing written). */
+static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, xo__decision_slot *s,
+                                                              xo__cache_entry *e, int forced, const char *fn,
+                                                              const xo_op_desc *desc, xo_buffer *out)
+{
+    xo__device *cpu = &ctx->dev[0];
+    uint64_t t0 = xo__fast_t0(e);
+    if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
+        return 0;
+    xo__fast_record(ctx, s, e, forced, fn, out, t0);
     return 1;
 }
 
@@ -227,29 +237,38 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
 }
 
 /* ---- the express path -------------------------------------------------------------
- * An op's entry point checks its arguments in registers, conservatively (plain cases
- * only: every buffer distinct, dimensions under 2^29, nothing empty), builds the key
- * and the plugin's description, and calls this. It returns 1 when it ran the op on
- * the CPU (a decision-cache hit placing it there, every needed operand current on the
- * host, nothing queued on the output elsewhere), and 0, having changed nothing, when
- * the caller must take the full path (full checks with their messages, xo__dispatch).
- * `out` is the op's one output. On the never-expected failure of the CPU plugin it
- * returns 0 too: the full path runs the op again and falls back. */
+ * gemm, gemv and axpy check their arguments in registers, conservatively (plain cases
+ * only: every buffer distinct, sizes from 1 to 2^29, nothing empty), build the key and
+ * ask xo__express_find whether a cached decision runs the op on the CPU now: a hit
+ * placing it there, every needed operand current on the host, nothing queued on the
+ * output elsewhere. If so they call the CPU plugin's host BLAS entry (xo_host_blas, no
+ * op description) and xo__fast_record; if not (NULL, nothing changed) they take the
+ * full path (full checks with their messages, xo__dispatch). `out` is the op's one
+ * output; m, n, k are the dimensions as the op's description holds them. */
+typedef struct xo__express_hit {
+    xo__decision_slot *s;
+    xo__cache_entry *e;
+    int forced;
+} xo__express_hit;
 
-static inline __attribute__((always_inline)) int xo__express(xo_context *ctx, const char *fn, uint64_t k0,
-                                                             uint64_t sizes, xo_op_desc *desc, xo_buffer *out)
+static inline __attribute__((always_inline)) int xo__express_find(xo_context *ctx, uint64_t k0, uint64_t sizes,
+                                                                  size_t m, size_t n, size_t k,
+                                                                  const xo_buffer *out, xo__express_hit *h)
 {
     xo__thread *t = &xo__tl;
     xo__decision_slot *s = xo__fast_slot(ctx);
     if (!s || out->inflight) /* zero-copy devices may still read the output */
         return 0;
-    const uint64_t key[5] = {k0, desc->m, desc->n, desc->k, sizes};
+    const uint64_t key[5] = {k0, m, n, k, sizes};
     int hit;
     xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (!xo__fast_ok(e, hit, forced))
         return 0;
-    return xo__fast_cpu(ctx, s, e, forced, fn, desc, out);
+    h->s = s;
+    h->e = e;
+    h->forced = forced;
+    return 1;
 }
 
 #endif

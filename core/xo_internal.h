@@ -165,6 +165,7 @@ struct xo_context {
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */
+    const xo_host_blas *host_blas; /* device 0's host BLAS entries for the express path, or NULL */
     xo__correction *correction;
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;

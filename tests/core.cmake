@@ -41,4 +41,4 @@ xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
 # Seeded random arguments to every op: no crash, defined statuses, failed calls change nothing.
 xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Repeated calls: the decision cache and the express path against the reference.
-xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)

@@ -5,6 +5,7 @@
  * counters exactly, the last decision, a change of residency between hits, two
  * contexts on one thread, and an output still read by a queued zero-copy op. */
 #include "xo_test.h"
+#include "xo_internal.h" /* ctx->host_blas: the express path's entries, swapped for counting ones */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +357,132 @@ static void test_output_in_use_on_device(void **state)
     on(g_ctx, "auto");
 }
 
+/* ---- the express path's host BLAS entries ---------------------------------------------
+ * A table that counts its calls and forwards them to the CPU plugin's own, installed in
+ * place of the context's: after the learning calls, the plain cases of all six entry
+ * points must run through it (and compute the reference's results); with no table they
+ * must still be right, through the plugin's run(). */
+static const xo_host_blas *g_real;
+static int g_calls[6];
+static void count_sgemm(xo_layout l, xo_transpose ta, xo_transpose tb, int m, int n, int k, float al, const float *a,
+                        int lda, const float *b, int ldb, float be, float *c, int ldc)
+{
+    g_calls[0]++;
+    g_real->sgemm(l, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+}
+static void count_dgemm(xo_layout l, xo_transpose ta, xo_transpose tb, int m, int n, int k, double al,
+                        const double *a, int lda, const double *b, int ldb, double be, double *c, int ldc)
+{
+    g_calls[1]++;
+    g_real->dgemm(l, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+}
+static void count_sgemv(xo_layout l, xo_transpose ta, int m, int n, float al, const float *a, int lda, const float *x,
+                        int incx, float be, float *y, int incy)
+{
+    g_calls[2]++;
+    g_real->sgemv(l, ta, m, n, al, a, lda, x, incx, be, y, incy);
+}
+static void count_dgemv(xo_layout l, xo_transpose ta, int m, int n, double al, const double *a, int lda,
+                        const double *x, int incx, double be, double *y, int incy)
+{
+    g_calls[3]++;
+    g_real->dgemv(l, ta, m, n, al, a, lda, x, incx, be, y, incy);
+}
+static void count_saxpy(int n, float al, const float *x, int incx, float *y, int incy)
+{
+    g_calls[4]++;
+    g_real->saxpy(n, al, x, incx, y, incy);
+}
+static void count_daxpy(int n, double al, const double *x, int incx, double *y, int incy)
+{
+    g_calls[5]++;
+    g_real->daxpy(n, al, x, incx, y, incy);
+}
+static const xo_host_blas g_counting = {count_sgemm, count_dgemm, count_sgemv, count_dgemv, count_saxpy, count_daxpy};
+
+/* Each of the six ops REPS times on fresh data (column-major gemm with a transpose and
+ * padding, strided gemv and axpy), checked against the reference every time. */
+static void six_ops_reps(xo_context *ctx)
+{
+    enum { M = 4, N = 3, K = 5, LD = 7, INC = 2, LEN = 40 };
+    float fa[LEN], fb[LEN], fc[LEN], fw[LEN];
+    double da[LEN], db[LEN], dc[LEN], dw[LEN];
+    xo_buffer *xa = xot_buffer(ctx, NULL, sizeof da), *xb = xot_buffer(ctx, NULL, sizeof db);
+    xo_buffer *xc = xot_buffer(ctx, NULL, sizeof dc);
+    for (int r = 0; r < REPS; r++) {
+        for (int dbl = 0; dbl < 2; dbl++)
+            for (int op = 0; op < 3; op++) {
+                uint64_t seed = 1000 + 10 * (uint64_t)r + 3 * (uint64_t)dbl + (uint64_t)op;
+                size_t bytes = dbl ? sizeof da : sizeof fa;
+                xot_fill_f(fa, LEN, seed, -1, 1);
+                xot_fill_f(fb, LEN, seed + 1, -1, 1);
+                xot_fill_f(fc, LEN, seed + 2, -1, 1);
+                xot_fill_d(da, LEN, seed, -1, 1);
+                xot_fill_d(db, LEN, seed + 1, -1, 1);
+                xot_fill_d(dc, LEN, seed + 2, -1, 1);
+                xot_assert_ok(xo_buffer_write(xa, 0, dbl ? (void *)da : (void *)fa, bytes));
+                xot_assert_ok(xo_buffer_write(xb, 0, dbl ? (void *)db : (void *)fb, bytes));
+                xot_assert_ok(xo_buffer_write(xc, 0, dbl ? (void *)dc : (void *)fc, bytes));
+                memcpy(fw, fc, sizeof fc);
+                memcpy(dw, dc, sizeof dc);
+                if (op == 0 && !dbl) {
+                    xot_ref_sgemm(XO_COL_MAJOR, XO_TRANS, XO_NO_TRANS, M, N, K, 0.5f, fa + 1, LD, fb, LD, 2.0f, fw, LD);
+                    xot_assert_ok(xo_sgemm(ctx, XO_COL_MAJOR, XO_TRANS, XO_NO_TRANS, M, N, K, 0.5f, xa, 1, LD, xb, 0,
+                                           LD, 2.0f, xc, 0, LD));
+                } else if (op == 0) {
+                    xot_ref_dgemm(XO_COL_MAJOR, XO_TRANS, XO_NO_TRANS, M, N, K, 0.5, da + 1, LD, db, LD, 2.0, dw, LD);
+                    xot_assert_ok(xo_dgemm(ctx, XO_COL_MAJOR, XO_TRANS, XO_NO_TRANS, M, N, K, 0.5, xa, 1, LD, xb, 0, LD,
+                                           2.0, xc, 0, LD));
+                } else if (op == 1 && !dbl) {
+                    xot_ref_sgemv(XO_ROW_MAJOR, XO_NO_TRANS, M, N, -1.0f, fa, LD, fb, INC, 0.0f, fw + 1, INC);
+                    xot_assert_ok(xo_sgemv(ctx, XO_ROW_MAJOR, XO_NO_TRANS, M, N, -1.0f, xa, 0, LD, xb, 0, INC, 0.0f,
+                                           xc, 1, INC));
+                } else if (op == 1) {
+                    xot_ref_dgemv(XO_ROW_MAJOR, XO_NO_TRANS, M, N, -1.0, da, LD, db, INC, 0.0, dw + 1, INC);
+                    xot_assert_ok(xo_dgemv(ctx, XO_ROW_MAJOR, XO_NO_TRANS, M, N, -1.0, xa, 0, LD, xb, 0, INC, 0.0, xc,
+                                           1, INC));
+                } else if (!dbl) {
+                    xot_ref_saxpy(LEN / INC, 3.0f, fa, INC, fw, 1);
+                    xot_assert_ok(xo_saxpy(ctx, LEN / INC, 3.0f, xa, 0, INC, xc, 0, 1));
+                } else {
+                    xot_ref_daxpy(LEN / INC, 3.0, da, INC, dw, 1);
+                    xot_assert_ok(xo_daxpy(ctx, LEN / INC, 3.0, xa, 0, INC, xc, 0, 1));
+                }
+                xot_assert_ok(xo_buffer_read(xc, 0, dbl ? (void *)dc : (void *)fc, bytes));
+                if (dbl)
+                    xot_assert_close_d(dc, dw, LEN, "express op (double)");
+                else
+                    xot_assert_close_f(fc, fw, LEN, "express op (float)");
+            }
+    }
+    xo_buffer_destroy(xa);
+    xo_buffer_destroy(xb);
+    xo_buffer_destroy(xc);
+}
+
+static void test_host_blas_entries(void **state)
+{
+    (void)state;
+    g_real = g_ctx->host_blas;
+    assert_non_null(g_real); /* the CPU plugin provides all six */
+    on(g_ctx, "cpu");
+    g_ctx->host_blas = &g_counting;
+    memset(g_calls, 0, sizeof g_calls);
+    six_ops_reps(g_ctx);
+    for (int i = 0; i < 6; i++) {
+        /* all but the learning calls and the refreshes, which take the full path */
+        assert_true(g_calls[i] <= REPS);
+        assert_true(g_calls[i] >= REPS - 8 - REPS / 16);
+    }
+    g_ctx->host_blas = NULL;
+    memset(g_calls, 0, sizeof g_calls);
+    six_ops_reps(g_ctx);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(g_calls[i], 0);
+    g_ctx->host_blas = g_real;
+    on(g_ctx, "auto");
+}
+
 int main(void)
 {
     if (xo_context_create(&g_ctx) != XO_OK) {
@@ -374,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_cpu_write_after_device_read),
         cmocka_unit_test(test_two_contexts),
         cmocka_unit_test(test_output_in_use_on_device),
+        cmocka_unit_test(test_host_blas_entries),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     xo_context_destroy(g_ctx);

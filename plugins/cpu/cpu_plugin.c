@@ -103,6 +103,49 @@ static xo_status cpu_finish(void *state, int dev)
     return XO_OK; /* ops complete before run() returns */
 }
 
+/* The host BLAS entries (xo_host_blas): OpenBLAS itself, for the core's express path.
+ * Each is a tail call (the arguments pass through unchanged), and computes what
+ * run_blas computes for the same op. */
+_Static_assert(sizeof(blasint) == sizeof(int), "the host BLAS entries pass int dimensions to OpenBLAS");
+#define ORDER(x) ((enum CBLAS_ORDER)(x))
+#define TRANS(x) ((enum CBLAS_TRANSPOSE)(x))
+static void host_sgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, float alpha,
+                       const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    cblas_sgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, double alpha,
+                       const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
+{
+    cblas_dgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,
+                       const float *x, int incx, float beta, float *y, int incy)
+{
+    cblas_sgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+static void host_dgemv(xo_layout layout, xo_transpose ta, int m, int n, double alpha, const double *a, int lda,
+                       const double *x, int incx, double beta, double *y, int incy)
+{
+    cblas_dgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+static void host_saxpy(int n, float alpha, const float *x, int incx, float *y, int incy)
+{
+    cblas_saxpy(n, alpha, x, incx, y, incy);
+}
+static void host_daxpy(int n, double alpha, const double *x, int incx, double *y, int incy)
+{
+    cblas_daxpy(n, alpha, x, incx, y, incy);
+}
+static const xo_host_blas cpu_host_blas = {
+    .sgemm = host_sgemm,
+    .dgemm = host_dgemm,
+    .sgemv = host_sgemv,
+    .dgemv = host_dgemv,
+    .saxpy = host_saxpy,
+    .daxpy = host_daxpy,
+};
+
 static const xo_plugin cpu_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "cpu",
@@ -117,6 +160,7 @@ static const xo_plugin cpu_plugin = {
     .run = cpu_run,
     .finish = cpu_finish,
     .drain_timings = NULL,
+    .host_blas = &cpu_host_blas,
 };
 
 const xo_plugin *xo_plugin_cpu(void);
