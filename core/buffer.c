@@ -25,6 +25,7 @@ xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
     memset(host, 0, rounded);
     b->ctx = ctx;
     b->bytes = bytes;
+    b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
     b->host = host;
     b->valid = 1u;
     *out = b;

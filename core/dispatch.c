@@ -451,10 +451,12 @@ xo_status xo__dispatch_slow(xo__op *op)
             /* Ops predicted under 10 us re-learn less often: their model evaluation and
              * timing would otherwise be a visible share of the call. */
             ce->refresh_mask = dec->est[best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
-            ce->host_ok = 1;
+            int host_ok = 1;
             for (int i = 0; i < op->desc.narg; i++)
                 if ((op->need >> i & 1u) && !(op->buf[i]->valid & 1u))
-                    ce->host_ok = 0;
+                    host_ok = 0;
+            ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
+            ce->fast[1] = (uint8_t)host_ok;
             double cpu_us = dec->est[0].compute_us;
             ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint64_t)(cpu_us * 1e3) + 1 : 0;
             memcpy(ce->raw, raw, (size_t)ndev * sizeof raw[0]);
@@ -465,8 +467,12 @@ xo_status xo__dispatch_slow(xo__op *op)
         failed_dev = ce->failed;
         slot->lazy = ce; /* the estimates are the entry's until it changes */
     }
-    if (ce)
-        ce->uses++;
+    if (ce) {
+        /* The fast paths may take the uses up to the next re-evaluation: past the learning
+         * calls, the next multiple of the refresh interval. */
+        uint32_t u = ++ce->uses;
+        ce->fast_until = u < XO_LEARN_CALLS ? 0 : (u + ce->refresh_mask) & ~ce->refresh_mask;
+    }
     const xo_estimate *est = slot->lazy ? slot->lazy->est : dec->est;
 
     dec->forced = 0;

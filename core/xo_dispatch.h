@@ -29,7 +29,11 @@ typedef struct xo__cache_entry {
     int best;              /* cost-based choice before forcing */
     int failed;            /* a device that would have been cheaper but failed here, or -1 */
     int cls;               /* size class of the correction */
-    int host_ok;           /* every operand the op needs is current on the host */
+    uint32_t fast_until;   /* uses below this may take a fast path (0 while learning; see
+                            * xo__fast_ok), i.e. the next use that re-evaluates */
+    uint8_t fast[2];       /* a fast path may run it on the CPU: [0] under auto placement (the
+                            * model chose the CPU, no failed device was cheaper), [1] when the
+                            * CPU is forced; both need every operand current on the host */
     uint64_t cpu_known_ns; /* corrected CPU compute time if under XO_UNTIMED_US, else 0 */
     double raw[XO_CACHE_MAX_DEV];
     xo_estimate est[XO_CACHE_MAX_DEV];
@@ -71,13 +75,15 @@ static inline unsigned xo__op_needs(const xo__op *op)
     return need;
 }
 
-/* Operand i's part of the key: its residency and need, and its size in the hash. */
+/* Operand i's part of the key: its residency and need, and its size in the hash (each
+ * operand's size key rotated by its position; no multiply on the way). */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
 static inline void xo__key_operand(uint64_t *k0, uint64_t *sizes, int i, const xo_buffer *b, unsigned need)
 {
-    uint64_t v = b ? ((uint64_t)(b->valid & 0xffff) << 1 | (uint64_t)need) : 0;
+    _Static_assert(XO_MAX_DEVICES <= 16, "residency bits: 16 per operand");
+    uint64_t v = b ? ((uint64_t)b->valid << 1 | (uint64_t)need) : 0;
     *k0 ^= v << (16 + 16 * i);
-    *sizes = (*sizes ^ (b ? b->bytes : 0)) * 0x100000001B3ull;
+    *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }
 static inline uint64_t xo__key_head(xo_op_kind kind, xo_dtype dtype, int cpu_only, int subop)
 {
@@ -133,8 +139,8 @@ xo_status xo__dispatch_cpu_failed(const xo__op *op, const xo_op_desc *desc, xo__
  * current on the host. */
 static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_entry *e, int hit, int forced)
 {
-    return hit && e->uses >= XO_LEARN_CALLS && (e->uses & e->refresh_mask) != 0 && e->host_ok &&
-           (forced == 0 || (forced < 0 && e->best == 0 && e->failed < 0));
+    unsigned mode = (unsigned)(forced + 1); /* 0: auto, 1: the CPU forced, else another device */
+    return hit && e->uses < e->fast_until && mode < 2 && e->fast[mode];
 }
 
 /* Record an op that ran on the CPU for cache entry `e` (started at tick t0, which only

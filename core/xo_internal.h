@@ -184,6 +184,7 @@ struct xo_buffer {
     uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
     uint32_t shared;                      /* bit d: device d's copy is the host copy (zero-copy) */
     uint32_t inflight;                    /* bit d: shared device d may have queued ops on it */
+    uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies */
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
