@@ -448,9 +448,10 @@ xo_status xo__dispatch_slow(xo__op *op)
             ce->best = best;
             ce->failed = failed_dev;
             ce->cls = cls;
-            /* Ops predicted under 10 us re-learn less often: their model evaluation and
-             * timing would otherwise be a visible share of the call. */
-            ce->refresh_mask = dec->est[best].total_us < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
+            /* Ops predicted under 10 us (1 us) re-learn less often: their model evaluation
+             * and timing would otherwise be a visible share of the call. */
+            double total = dec->est[best].total_us;
+            ce->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
             int host_ok = 1;
             for (int i = 0; i < op->desc.narg; i++)
                 if ((op->need >> i & 1u) && !(op->buf[i]->valid & 1u))

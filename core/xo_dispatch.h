@@ -17,6 +17,8 @@
 #define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
 #define XO_REFRESH 16        /* then 1 call in XO_REFRESH (powers of two: the check is a mask) */
 #define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
+#define XO_REFRESH_NANO 1024 /* ... or 1 in XO_REFRESH_NANO under 1 us (a re-evaluation costs
+                              * about 0.5-1 us: this keeps it near 1 ns a call) */
 #define XO_UNTIMED_US 2.0    /* ops predicted under this are not timed one by one */
 #define XO_DECISION_SLOTS 4  /* contexts per thread whose last decision is kept */
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPS 40 /* well past the learning calls (8) and two refreshes (1 in 16) */
+#define REPS 40 /* well past the learning calls (8) and two refreshes (1 in 16 at most) */
 
 static xo_context *g_ctx;
 static int g_ocl = -1;
@@ -483,6 +483,43 @@ static void test_host_blas_entries(void **state)
     on(g_ctx, "auto");
 }
 
+/* A cached op is re-evaluated on its first 8 uses and then once per refresh interval,
+ * which is 1024 uses for an op predicted under 1 us: every other call of a 4x4 sgemm
+ * runs through the host BLAS entry, exactly. */
+static void test_refresh_interval(void **state)
+{
+    (void)state;
+    enum { CALLS = 2100, INTERVAL = 1024 };
+    float a[16], b[16], c[16], want[16];
+    xot_fill_f(a, 16, 7, -1, 1);
+    xot_fill_f(b, 16, 8, -1, 1);
+    xo_buffer *xa = xot_buffer(g_ctx, a, sizeof a), *xb = xot_buffer(g_ctx, b, sizeof b);
+    xo_buffer *xc = xot_buffer(g_ctx, NULL, sizeof c);
+    on(g_ctx, "auto");
+    g_real = g_ctx->host_blas;
+    g_ctx->host_blas = &g_counting;
+    memset(g_calls, 0, sizeof g_calls);
+    /* a shape no other test uses, so the entry starts fresh */
+    for (int r = 0; r < CALLS; r++)
+        xot_assert_ok(xo_sgemm(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_TRANS, 4, 4, 4, 1.0f, xa, 0, 4, xb, 0, 4, 0.0f, xc,
+                               0, 4));
+    g_ctx->host_blas = g_real;
+    xo_decision d;
+    xot_assert_ok(xo_last_decision(g_ctx, &d));
+    assert_int_equal(d.device, 0);
+    assert_true(d.est[0].total_us < 0.5); /* far under 1 us, so the interval cannot have changed */
+    int slow = 8;
+    for (int u = 8; u < CALLS; u++)
+        slow += u % INTERVAL == 0;
+    assert_int_equal(g_calls[0], CALLS - slow);
+    xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_TRANS, 4, 4, 4, 1.0f, a, 4, b, 4, 0.0f, want, 4);
+    xot_assert_ok(xo_buffer_read(xc, 0, c, sizeof c));
+    xot_assert_close_f(c, want, 16, "sgemm");
+    xo_buffer_destroy(xa);
+    xo_buffer_destroy(xb);
+    xo_buffer_destroy(xc);
+}
+
 int main(void)
 {
     if (xo_context_create(&g_ctx) != XO_OK) {
@@ -502,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_two_contexts),
         cmocka_unit_test(test_output_in_use_on_device),
         cmocka_unit_test(test_host_blas_entries),
+        cmocka_unit_test(test_refresh_interval),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     xo_context_destroy(g_ctx);
