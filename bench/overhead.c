@@ -134,14 +134,43 @@ static void teardown(bench_case *k)
     free(k->a), free(k->b), free(k->c);
 }
 
+/* --loop OP N CALLS xo|direct: only the calls, for an instruction counter (callgrind):
+ * the difference of the two runs' totals over CALLS is what crossover adds per call. */
+static int loop_only(char **argv)
+{
+    bench_case k = {.op = argv[2], .n = (size_t)atol(argv[3])};
+    long calls = atol(argv[4]);
+    int xo = strcmp(argv[5], "xo") == 0;
+    if ((strcmp(k.op, "sgemm") != 0 && strcmp(k.op, "saxpy") != 0) || k.n < 1 || k.n > 4096 || calls < 1 ||
+        (!xo && strcmp(argv[5], "direct") != 0)) {
+        fprintf(stderr, "usage: xo_overhead --loop sgemm|saxpy N CALLS xo|direct\n");
+        return 2;
+    }
+    if (xo_context_create(&k.ctx) != XO_OK || setup(&k) != 0) {
+        fprintf(stderr, "xo_overhead: %s\n", xo_last_error());
+        return 1;
+    }
+    if (xo)
+        run_xo(&k, calls);
+    else
+        run_direct(&k, calls);
+    teardown(&k);
+    xo_context_destroy(k.ctx);
+    return k.failed;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 6 && strcmp(argv[1], "--loop") == 0)
+        return loop_only(argv);
     if (argc > 1) {
         int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
         fprintf(help ? stdout : stderr,
                 "usage: xo_overhead\n"
                 "  times xo_sgemm (4x4, 8x8, 32x32) and xo_saxpy (16) under auto placement and forced cpu\n"
-                "  against cblas_sgemm / cblas_saxpy on plain arrays; prints ns per call, ratio, ns added\n");
+                "  against cblas_sgemm / cblas_saxpy on plain arrays; prints ns per call, ratio, ns added\n"
+                "usage: xo_overhead --loop sgemm|saxpy N CALLS xo|direct\n"
+                "  only CALLS calls of one side, for an instruction counter such as callgrind\n");
         return help ? 0 : 2;
     }
     xo_context *ctx = NULL;
