@@ -485,7 +485,8 @@ static void test_host_blas_entries(void **state)
 
 /* A cached op is re-evaluated on its first 8 uses and then once per refresh interval,
  * which is 1024 uses for an op predicted under 1 us: every other call of a 4x4 sgemm
- * runs through the host BLAS entry, exactly. */
+ * runs through the host BLAS entry, exactly (where the build is fast enough for the
+ * prediction to be well under 1 us; otherwise within the bounds of the three intervals). */
 static void test_refresh_interval(void **state)
 {
     (void)state;
@@ -507,11 +508,15 @@ static void test_refresh_interval(void **state)
     xo_decision d;
     xot_assert_ok(xo_last_decision(g_ctx, &d));
     assert_int_equal(d.device, 0);
-    assert_true(d.est[0].total_us < 0.5); /* far under 1 us, so the interval cannot have changed */
-    int slow = 8;
-    for (int u = 8; u < CALLS; u++)
-        slow += u % INTERVAL == 0;
-    assert_int_equal(g_calls[0], CALLS - slow);
+    int slow_nano = 8, slow_max = 8;
+    for (int u = 8; u < CALLS; u++) {
+        slow_nano += u % INTERVAL == 0;
+        slow_max += u % 16 == 0;
+    }
+    if (d.est[0].total_us < 0.5) /* far under 1 us: the interval cannot have changed */
+        assert_int_equal(g_calls[0], CALLS - slow_nano);
+    else /* a slow build (sanitizers) learned a slower CPU: some interval of the three */
+        assert_true(g_calls[0] >= CALLS - slow_max && g_calls[0] <= CALLS - slow_nano);
     xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_TRANS, 4, 4, 4, 1.0f, a, 4, b, 4, 0.0f, want, 4);
     xot_assert_ok(xo_buffer_read(xc, 0, c, sizeof c));
     xot_assert_close_f(c, want, 16, "sgemm");
