@@ -145,15 +145,16 @@ static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_ent
     return hit && e->uses < e->fast_until && mode < 2 && e->fast[mode];
 }
 
-/* Record an op that ran on the CPU for cache entry `e` (started at tick t0, which only
- * matters for an op that is timed): the output becomes current on the host only, the
- * decision and the counters. */
+/* When an op run for cache entry `e` starts. A tiny op is not timed (0): timing it would
+ * cost a good share of it, so its busy time is the corrected prediction (which the
+ * learning calls keep matched to measurements). */
 static inline __attribute__((always_inline)) uint64_t xo__fast_t0(const xo__cache_entry *e)
 {
-    /* A tiny op is not timed: timing it would cost a good share of it, so its busy time
-     * is the corrected prediction (which the learning calls keep matched to measurements). */
     return e->cpu_known_ns ? 0 : xo__ticks();
 }
+
+/* Record an op that ran on the CPU for cache entry `e`, started at xo__fast_t0's t0: the
+ * output becomes current on the host only, the decision and the counters. */
 static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ctx, xo__decision_slot *s,
                                                                   xo__cache_entry *e, int forced, const char *fn,
                                                                   xo_buffer *out, uint64_t t0)
@@ -250,7 +251,7 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
  * ask xo__express_find whether a cached decision runs the op on the CPU now: a hit
  * placing it there, every needed operand current on the host, nothing queued on the
  * output elsewhere. If so they call the CPU plugin's host BLAS entry (xo_host_blas, no
- * op description) and xo__fast_record; if not (NULL, nothing changed) they take the
+ * op description) and xo__fast_record; if not (0, nothing changed) they take the
  * full path (full checks with their messages, xo__dispatch). `out` is the op's one
  * output; m, n, k are the dimensions as the op's description holds them. */
 typedef struct xo__express_hit {
