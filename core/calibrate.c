@@ -52,7 +52,7 @@ static void report(const calib *c, const char *step, double fraction)
 }
 
 /* Run one op on the calibrated device and wait for it; *out_us = wall time. */
-static xo_status run_timed(calib *c, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_OPERANDS], double *out_us)
+static xo_status run_timed(calib *c, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS], double *out_us)
 {
     double t0 = xo__now_us();
     XO_RETURN_IF_ERROR(xo__run_on(c->ctx, c->dev, desc, bufs));
@@ -93,7 +93,7 @@ static xo_op_desc gemm_desc(xo_dtype dtype, size_t n)
 /* Launch floor: a 1-element saxpy resident on the device, dispatch to completion. */
 static xo_status measure_launch(calib *c, xo_buffer *x, xo_buffer *y, double *out_us)
 {
-    xo_buffer *bufs[XO_MAX_OPERANDS] = {x, y, NULL};
+    xo_buffer *bufs[XO_MAX_ARGS] = {x, y, NULL};
     xo_op_desc d = axpy_desc(XO_F32, 1);
     double t[LAUNCH_RUNS];
     for (int i = 0; i < LAUNCH_WARMUP + LAUNCH_RUNS; i++) {
@@ -177,7 +177,7 @@ static xo_status measure_stream(calib *c, xo_dtype dtype, xo_buffer *x, xo_buffe
 {
     size_t es = dtype == XO_F64 ? 8 : 4;
     size_t n = xo_buffer_size(x) / es;
-    xo_buffer *bufs[XO_MAX_OPERANDS] = {x, y, NULL};
+    xo_buffer *bufs[XO_MAX_ARGS] = {x, y, NULL};
     xo_op_desc d = axpy_desc(dtype, n);
     double t[STREAM_RUNS], us;
     XO_RETURN_IF_ERROR(run_timed(c, &d, bufs, &us)); /* warm-up: moves x, y there */
@@ -204,7 +204,7 @@ static xo_status measure_curve(calib *c, xo_dtype dtype, double launch_us, doubl
             break; /* the next size would run too long: extrapolate flat */
         report(c, dtype == XO_F64 ? "dgemm curve" : "sgemm curve",
                frac0 + (frac1 - frac0) * (double)i / XO_CURVE_POINTS);
-        xo_buffer *b[XO_MAX_OPERANDS] = {NULL, NULL, NULL};
+        xo_buffer *b[XO_MAX_ARGS] = {NULL, NULL, NULL};
         xo_status st = XO_OK;
         for (int j = 0; j < 3 && st == XO_OK; j++)
             st = xo_buffer_create(c->ctx, n * n * es, &b[j]);

@@ -1,6 +1,6 @@
 /* Context: plugin discovery, devices, device specs, fault injection, stats. */
 #include "xo_env.h"
-#include "xo_ops.h" /* XO_CACHE_MAX_DEV */
+#include "xo_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +164,7 @@ xo_status xo_context_create(xo_context **out)
     atomic_store(&ctx->forced, forced);
     /* Fault injection goes through the checks of the full path; so do contexts with more
      * devices than a cache entry holds. */
-    ctx->fast_dispatch = ctx->nfaults == 0 && ctx->ndev <= XO_CACHE_MAX_DEV;
+    ctx->fast_dispatch = ctx->nfaults == 0;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
         ctx->host_blas = ctx->dev[0].plugin->host_blas;
     xo__clear_error();

@@ -100,14 +100,48 @@ static xo__decision_slot *slot_for(const xo_context *ctx, int create)
     return s;
 }
 
+/* The cold part of a cache entry (the thread has one once it has any entry). */
+static xo__cache_cold *cold_of(const xo__cache_entry *e)
+{
+    return &xo__tl.cold[e - xo__tl.cache];
+}
+
 /* A decision whose estimates still live in a cache entry gets its own copy. */
 static void materialize(xo__decision_slot *s)
 {
     if (!s->lazy)
         return;
-    int n = s->d.ndevices < XO_CACHE_MAX_DEV ? s->d.ndevices : XO_CACHE_MAX_DEV;
-    memcpy(s->d.est, s->lazy->est, (size_t)n * sizeof s->d.est[0]);
+    int n = s->d.ndevices < XO_MAX_DEVICES ? s->d.ndevices : XO_MAX_DEVICES;
+    memcpy(s->d.est, cold_of(s->lazy)->est, (size_t)n * sizeof s->d.est[0]);
     s->lazy = NULL;
+}
+
+/* The thread's cold cache parts, freed when the thread exits. */
+static pthread_key_t cold_key;
+static pthread_once_t cold_once = PTHREAD_ONCE_INIT;
+static void cold_key_init(void) { (void)pthread_key_create(&cold_key, free); }
+
+static int cache_ready(xo__thread *t)
+{
+    if (t->cold)
+        return 1;
+    xo__cache_cold *cold = calloc(XO_CACHE_SLOTS, sizeof *cold);
+    if (!cold)
+        return 0; /* no cache: every op evaluates the model */
+    pthread_once(&cold_once, cold_key_init);
+    (void)pthread_setspecific(cold_key, cold);
+    t->cold = cold;
+    return 1;
+}
+
+/* On a miss: the way of `set` to replace (the less recently evaluated). */
+static xo__cache_entry *cache_victim(xo__cache_entry *set)
+{
+    xo__cache_entry *v = set;
+    for (int w = 1; w < XO_CACHE_WAYS; w++)
+        if (cold_of(&set[w])->stamp < cold_of(v)->stamp)
+            v = &set[w];
+    return v;
 }
 
 /* Before cache entry `e` changes: decisions that point at it take their copy. */
@@ -219,20 +253,10 @@ static int home_device(const xo_context *ctx, const xo__op_cost *cost)
     return home;
 }
 
-static void shape_text(const xo_op_desc *d, char *out, size_t cap)
-{
-    switch (d->kind) {
-    case XO_OP_GEMM: snprintf(out, cap, "%zux%zux%zu", d->m, d->n, d->k); break;
-    case XO_OP_GEMV:
-    case XO_OP_BIAS: snprintf(out, cap, "%zux%zu", d->m, d->n); break;
-    default: snprintf(out, cap, "n=%zu", d->n); break;
-    }
-}
-
 static void log_decision(const xo_context *ctx, const char *fn, const xo_decision *dec, const xo_op_desc *desc)
 {
     char shape[64], line[768];
-    shape_text(desc, shape, sizeof shape);
+    xo__op_shape_text(desc, shape, sizeof shape);
     int used = snprintf(line, sizeof line, "%s %s -> %d %s%s | predicted us:", fn + 3, shape, dec->device,
                         ctx->dev[dec->device].info.plugin, dec->forced ? " (forced)" : "");
     for (int d = 0; d < dec->ndevices && used > 0 && (size_t)used < sizeof line; d++) {
@@ -426,32 +450,37 @@ xo_status xo__dispatch_slow(xo__op *op)
     dec->ndevices = ndev;
 
     xo__cache_entry *ce = NULL;
+    xo__cache_cold *cc = NULL;
     int hit = 0;
-    if (ndev <= XO_CACHE_MAX_DEV) {
-        uint64_t key[5];
+    if (cache_ready(&xo__tl)) {
+        uint64_t key[XO_KEY_WORDS];
         xo__op_key(op, key);
-        ce = xo__cache_find(&xo__tl, ctx->id, key, &hit);
+        ce = xo__cache_find(&xo__tl, key, &hit);
+        if (hit && cold_of(ce)->ctx_id != ctx->id) /* same low 32 bits of the id: not ours */
+            hit = 0;
         if (!hit) {
+            ce = cache_victim(ce);
             release_entry(ce);
-            ce->ctx_id = ctx->id;
             memcpy(ce->key, key, sizeof key);
             ce->uses = 0;
+            cold_of(ce)->ctx_id = ctx->id;
         }
+        cc = cold_of(ce);
     }
-    learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & ce->refresh_mask) == 0;
+    learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & cc->refresh_mask) == 0;
     if (learn) {
         slot->lazy = NULL;
         best = evaluate(op, dec, raw, &cls, &failed_dev);
         if (ce) {
             release_entry(ce);
-            ce->stamp = ++xo__tl.clock;
-            ce->best = best;
-            ce->failed = failed_dev;
-            ce->cls = cls;
+            cc->stamp = ++xo__tl.clock;
+            cc->best = best;
+            cc->failed = failed_dev;
+            cc->cls = cls;
             /* Ops predicted under 10 us (1 us) re-learn less often: their model evaluation
              * and timing would otherwise be a visible share of the call. */
             double total = dec->est[best].total_us;
-            ce->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
+            cc->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
             int host_ok = 1;
             for (int i = 0; i < op->desc.narg; i++)
                 if ((op->need >> i & 1u) && !(op->buf[i]->valid & 1u))
@@ -459,22 +488,22 @@ xo_status xo__dispatch_slow(xo__op *op)
             ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
             ce->fast[1] = (uint8_t)host_ok;
             double cpu_us = dec->est[0].compute_us;
-            ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint64_t)(cpu_us * 1e3) + 1 : 0;
-            memcpy(ce->raw, raw, (size_t)ndev * sizeof raw[0]);
-            memcpy(ce->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
+            ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint32_t)(cpu_us * 1e3) + 1 : 0;
+            memcpy(cc->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
         }
     } else {
-        best = ce->best;
-        failed_dev = ce->failed;
+        best = cc->best;
+        failed_dev = cc->failed;
+        cls = cc->cls;
         slot->lazy = ce; /* the estimates are the entry's until it changes */
     }
     if (ce) {
         /* The fast paths may take the uses up to the next re-evaluation: past the learning
          * calls, the next multiple of the refresh interval. */
         uint32_t u = ++ce->uses;
-        ce->fast_until = u < XO_LEARN_CALLS ? 0 : (u + ce->refresh_mask) & ~ce->refresh_mask;
+        ce->fast_until = u < XO_LEARN_CALLS ? 0 : (u + cc->refresh_mask) & ~cc->refresh_mask;
     }
-    const xo_estimate *est = slot->lazy ? slot->lazy->est : dec->est;
+    const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 
     dec->forced = 0;
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
@@ -539,23 +568,20 @@ xo_status xo__dispatch_cpu_failed(const xo__op *fast, const xo_op_desc *desc, xo
 
 /* ---- calibration and xo_finish ----------------------------------------------------- */
 
-xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_OPERANDS])
+xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS])
 {
     if (!ctx || dev < 0 || dev >= ctx->ndev || !desc)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__run_on: bad arguments");
     xo__op op;
     xo__op_begin(&op, "xo__run_on", ctx, desc->kind, desc->dtype);
     op.desc = *desc;
-    op.reads = (1u << XO_MAX_OPERANDS) - 1; /* calibration keeps every operand current: simple and safe */
+    op.reads = (1u << XO_MAX_ARGS) - 1; /* calibration keeps every operand current: simple and safe */
     for (int i = 0; i < desc->narg; i++) {
         op.buf[i] = bufs[i];
         op.lo[i] = 0;
         op.hi[i] = bufs[i] ? bufs[i]->bytes : 0;
     }
-    static const uint8_t out_arg[XO_OP_KIND_COUNT] = {
-        [XO_OP_GEMM] = 2, [XO_OP_GEMV] = 2, [XO_OP_AXPY] = 1, [XO_OP_SCAL] = 0, [XO_OP_DOT] = 2,
-        [XO_OP_NRM2] = 1, [XO_OP_UNARY] = 1, [XO_OP_BINARY] = 2, [XO_OP_BIAS] = 0, [XO_OP_REDUCE] = 1};
-    op.writes = 1u << out_arg[desc->kind];
+    op.writes = 1u << xo__ops[desc->kind].out;
     compute_needs(&op);
     return run_on(&op, dev, 0, 0, -1);
 }

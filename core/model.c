@@ -128,7 +128,7 @@ void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_c
     else
         launch = positive(p->info.launch_us, 0.0);
     double transfer = 0.0;
-    int nop = op->noperands < XO_MAX_OPERANDS ? op->noperands : XO_MAX_OPERANDS;
+    int nop = op->noperands < XO_MAX_ARGS ? op->noperands : XO_MAX_ARGS;
     for (int i = 0; i < nop; i++)
         transfer += operand_us(profiles, ndev, dev, op->operand[i].bytes, op->operand[i].valid);
     double compute = xo__compute_us(p, op) * positive(correction, 1.0);

@@ -104,14 +104,14 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
         if (express_matrix(ctx, a, a_off, layout, an ? m : k, an ? k : m, lda, es, &ahi, &ad) &&
             express_matrix(ctx, b, b_off, layout, bn ? k : n, bn ? n : k, ldb, es, &bhi, &bd) &&
             express_matrix(ctx, c, c_off, layout, m, n, ldc, es, &chi, &cd)) {
-            uint64_t k0 = xo__key_head(XO_OP_GEMM, dt, 0, 0), sizes = XO_KEY_SIZES0;
-            xo__key_operand(&k0, &sizes, 0, a, 1);
-            xo__key_operand(&k0, &sizes, 1, b, 1);
-            xo__key_operand(&k0, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
+            uint64_t k0 = xo__key_head(ctx->id, XO_OP_GEMM, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
+            xo__key_operand(&k0, &res, &sizes, 0, a, 1);
+            xo__key_operand(&k0, &res, &sizes, 1, b, 1);
+            xo__key_operand(&k0, &res, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
             const xo_host_blas *hb = ctx->host_blas;
             xo__express_hit h;
             if (hb && (dt == XO_F32 ? hb->sgemm != NULL : hb->dgemm != NULL) &&
-                xo__express_find(ctx, k0, sizes, m, n, k, c, &h)) {
+                xo__express_find(ctx, k0, res, sizes, m, n, k, c, &h)) {
                 uint64_t t0 = xo__fast_t0(h.e);
                 if (dt == XO_F32)
                     hb->sgemm(layout, ta, tb, (int)m, (int)n, (int)k, (float)alpha, (const float *)a->host + a_off,
@@ -158,14 +158,14 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
         size_t ahi, xhi, yhi, xn = nt ? n : m, yn = nt ? m : n;
         if (express_matrix(ctx, a, a_off, layout, m, n, lda, es, &ahi, &ad) &&
             express_vector(ctx, x, x_off, xn, incx, es, &xhi) && express_vector(ctx, y, y_off, yn, incy, es, &yhi)) {
-            uint64_t k0 = xo__key_head(XO_OP_GEMV, dt, 0, 0), sizes = XO_KEY_SIZES0;
-            xo__key_operand(&k0, &sizes, 0, a, 1);
-            xo__key_operand(&k0, &sizes, 1, x, 1);
-            xo__key_operand(&k0, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
+            uint64_t k0 = xo__key_head(ctx->id, XO_OP_GEMV, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
+            xo__key_operand(&k0, &res, &sizes, 0, a, 1);
+            xo__key_operand(&k0, &res, &sizes, 1, x, 1);
+            xo__key_operand(&k0, &res, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
             const xo_host_blas *hb = ctx->host_blas;
             xo__express_hit h;
             if (hb && (dt == XO_F32 ? hb->sgemv != NULL : hb->dgemv != NULL) &&
-                xo__express_find(ctx, k0, sizes, m, n, 0, y, &h)) {
+                xo__express_find(ctx, k0, res, sizes, m, n, 0, y, &h)) {
                 uint64_t t0 = xo__fast_t0(h.e);
                 if (dt == XO_F32)
                     hb->sgemv(layout, ta, (int)m, (int)n, (float)alpha, (const float *)a->host + a_off, (int)lda,
@@ -206,13 +206,13 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
     size_t xhi, yhi;
     if (ctx && n && incx && incy && x != y && XO_SMALL_DIMS(n | incx | incy | x_off | y_off) &&
         express_vector(ctx, x, x_off, n, incx, es, &xhi) && express_vector(ctx, y, y_off, n, incy, es, &yhi)) {
-        uint64_t k0 = xo__key_head(XO_OP_AXPY, dt, 0, 0), sizes = XO_KEY_SIZES0;
-        xo__key_operand(&k0, &sizes, 0, x, 1);
-        xo__key_operand(&k0, &sizes, 1, y, 1);
+        uint64_t k0 = xo__key_head(ctx->id, XO_OP_AXPY, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
+        xo__key_operand(&k0, &res, &sizes, 0, x, 1);
+        xo__key_operand(&k0, &res, &sizes, 1, y, 1);
         const xo_host_blas *hb = ctx->host_blas;
         xo__express_hit h;
         if (hb && (dt == XO_F32 ? hb->saxpy != NULL : hb->daxpy != NULL) &&
-            xo__express_find(ctx, k0, sizes, 0, n, 0, y, &h)) {
+            xo__express_find(ctx, k0, res, sizes, 0, n, 0, y, &h)) {
             uint64_t t0 = xo__fast_t0(h.e);
             if (dt == XO_F32)
                 hb->saxpy((int)n, (float)alpha, (const float *)x->host + x_off, (int)incx, (float *)y->host + y_off,

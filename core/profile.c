@@ -15,12 +15,6 @@
 
 #define PROFILE_HEADER "# crossover device profile v1"
 
-static const char *const op_names[XO_OP_KIND_COUNT] = {
-    [XO_OP_GEMM] = "gemm",   [XO_OP_GEMV] = "gemv",     [XO_OP_AXPY] = "axpy",
-    [XO_OP_SCAL] = "scal",   [XO_OP_DOT] = "dot",       [XO_OP_NRM2] = "nrm2",
-    [XO_OP_UNARY] = "unary", [XO_OP_BINARY] = "binary", [XO_OP_BIAS] = "bias",
-    [XO_OP_REDUCE] = "reduce",
-};
 
 static const char *const kind_names[] = {[XO_DEVICE_CPU] = "cpu", [XO_DEVICE_GPU] = "gpu",
                                          [XO_DEVICE_ACCELERATOR] = "accelerator"};
@@ -284,7 +278,7 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
     int op_launch = -1;
     if (strncmp(key, "launch_us_", 10) == 0)
         for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-            if (strcmp(key + 10, op_names[k]) == 0)
+            if (strcmp(key + 10, xo__ops[k].name) == 0)
                 op_launch = k;
     if (!is_double && ci < 0 && !is_stream && op_launch < 0)
         return 1; /* unknown key: ignored */
@@ -491,7 +485,7 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     fprintf(f, "dstream_gbps = %.6g\n", p->stream_gbps[XO_F64]);
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         if (p->op_launch_us[k] > 0.0)
-            fprintf(f, "launch_us_%s = %.6g\n", op_names[k], p->op_launch_us[k]);
+            fprintf(f, "launch_us_%s = %.6g\n", xo__ops[k].name, p->op_launch_us[k]);
     /* last: a file cut short at a line boundary then no longer matches any device */
     put_string(f, "library_version", p->library_version);
     int bad = ferror(f);

@@ -12,8 +12,10 @@
 
 #include "xo_internal.h"
 
-#define XO_CACHE_SLOTS 32    /* decisions cached per thread (a power of two) */
-#define XO_CACHE_MAX_DEV 4   /* contexts with more devices always evaluate the model */
+#define XO_CACHE_WAYS 2
+#define XO_CACHE_SETS_LOG2 7 /* 128 sets of 2: 256 decisions per thread */
+#define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
+#define XO_KEY_WORDS 6
 #define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
 #define XO_REFRESH 16        /* then 1 call in XO_REFRESH (powers of two: the check is a mask) */
 #define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
@@ -22,24 +24,30 @@
 #define XO_UNTIMED_US 2.0    /* ops predicted under this are not timed one by one */
 #define XO_DECISION_SLOTS 4  /* contexts per thread whose last decision is kept */
 
-typedef struct xo__cache_entry {
-    uint64_t ctx_id;
-    uint64_t key[5];
+/* What the fast paths read of a cached decision: one cache line. The rest of the
+ * decision (estimates, the choice) lives in the entry's cold part, which only the full
+ * path and xo_last_decision touch. */
+typedef struct __attribute__((aligned(64))) xo__cache_entry {
+    uint64_t key[XO_KEY_WORDS];
     uint32_t uses;
-    uint32_t refresh_mask; /* re-evaluate when (uses & refresh_mask) == 0 */
-    uint64_t stamp;        /* when the full path last evaluated it (replacement picks the older) */
-    int best;              /* cost-based choice before forcing */
-    int failed;            /* a device that would have been cheaper but failed here, or -1 */
-    int cls;               /* size class of the correction */
     uint32_t fast_until;   /* uses below this may take a fast path (0 while learning; see
                             * xo__fast_ok), i.e. the next use that re-evaluates */
+    uint32_t cpu_known_ns; /* corrected CPU compute time if under XO_UNTIMED_US, else 0 */
     uint8_t fast[2];       /* a fast path may run it on the CPU: [0] under auto placement (the
                             * model chose the CPU, no failed device was cheaper), [1] when the
                             * CPU is forced; both need every operand current on the host */
-    uint64_t cpu_known_ns; /* corrected CPU compute time if under XO_UNTIMED_US, else 0 */
-    double raw[XO_CACHE_MAX_DEV];
-    xo_estimate est[XO_CACHE_MAX_DEV];
 } xo__cache_entry;
+_Static_assert(sizeof(xo__cache_entry) == 64, "a cached decision's hot part is one cache line");
+
+typedef struct xo__cache_cold {
+    uint64_t ctx_id;       /* the whole id (the key holds its low 32 bits) */
+    uint64_t stamp;        /* when the full path last evaluated it (replacement picks the older) */
+    uint32_t refresh_mask; /* re-evaluate when (uses & refresh_mask) == 0 */
+    int best;              /* cost-based choice before forcing */
+    int failed;            /* a device that would have been cheaper but failed here, or -1 */
+    int cls;               /* size class of the correction */
+    xo_estimate est[XO_MAX_DEVICES];
+} xo__cache_cold;
 
 /* The calling thread's last decision in one context. While `lazy` is set, the estimates
  * are those of that cache entry (the fast path does not copy them); dispatch.c copies
@@ -56,6 +64,7 @@ typedef struct xo__thread {
     xo__decision_slot *last; /* the slot used most recently */
     unsigned next_slot;
     uint64_t clock;          /* stamps cache entries */
+    xo__cache_cold *cold;    /* [XO_CACHE_SLOTS], allocated on the thread's first miss */
     xo__decision_slot slots[XO_DECISION_SLOTS];
     xo__cache_entry cache[XO_CACHE_SLOTS];
 } xo__thread;
@@ -77,57 +86,67 @@ static inline unsigned xo__op_needs(const xo__op *op)
     return need;
 }
 
-/* Operand i's part of the key: its residency and need, and its size in the hash (each
- * operand's size key rotated by its position; no multiply on the way). */
+/* The decision cache key, six words:
+ *   [0] kind, dtype, degenerate flag, axis, sub-op, which operands must be current, and
+ *       the context's id (low 32 bits)
+ *   [1..3] the dimensions m, n, k
+ *   [4] a hash of the buffers' sizes (which set the transfer costs)
+ *   [5] each operand's residency (16 bits each: where it is current)
+ * Operand i's part: its need bit, residency and size (each operand's size key rotated by
+ * its position; no multiply on the way). */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
-static inline void xo__key_operand(uint64_t *k0, uint64_t *sizes, int i, const xo_buffer *b, unsigned need)
+static inline void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes, int i, const xo_buffer *b,
+                                   unsigned need)
 {
-    _Static_assert(XO_MAX_DEVICES <= 16, "residency bits: 16 per operand");
-    uint64_t v = b ? ((uint64_t)b->valid << 1 | (uint64_t)need) : 0;
-    *k0 ^= v << (16 + 16 * i);
+    _Static_assert(XO_MAX_DEVICES <= 16 && XO_MAX_ARGS <= 4, "residency: 16 bits per operand");
+    if (b) {
+        *k0 |= (uint64_t)(need & 1u) << (24 + i);
+        *res |= (uint64_t)b->valid << (16 * i);
+    }
     *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }
-static inline uint64_t xo__key_head(xo_op_kind kind, xo_dtype dtype, int cpu_only, int subop)
+static inline uint64_t xo__key_head(uint64_t ctx_id, xo_op_kind kind, xo_dtype dtype, int cpu_only, int subop,
+                                    int axis)
 {
-    return (uint64_t)kind | (uint64_t)dtype << 4 | (uint64_t)cpu_only << 5 | (uint64_t)(subop & 0xff) << 8;
+    return (uint64_t)kind | (uint64_t)dtype << 8 | (uint64_t)(cpu_only != 0) << 9 | (uint64_t)(axis != 0) << 10 |
+           (uint64_t)(subop & 0xff) << 12 | ctx_id << 32;
 }
 
-/* The decision cache key: kind, dtype, sub-op, the degenerate flag, each operand's
- * residency and need, the dimensions, and a hash of the buffers' sizes (which set the
- * transfer costs). Needs op->need. */
-static inline void xo__op_key(const xo__op *op, uint64_t key[5])
+/* Needs op->need. */
+static inline void xo__op_key(const xo__op *op, uint64_t key[XO_KEY_WORDS])
 {
     const xo_op_desc *d = &op->desc;
-    uint64_t k0 = xo__key_head(d->kind, d->dtype, op->cpu_only, d->subop);
-    uint64_t sizes = XO_KEY_SIZES0;
+    uint64_t k0 = xo__key_head(op->ctx->id, d->kind, d->dtype, op->cpu_only, d->subop, d->axis);
+    uint64_t res = 0, sizes = XO_KEY_SIZES0;
     for (int i = 0; i < d->narg; i++)
-        xo__key_operand(&k0, &sizes, i, op->buf[i], op->need >> i & 1u);
+        xo__key_operand(&k0, &res, &sizes, i, op->buf[i], op->need >> i & 1u);
     key[0] = k0;
     key[1] = d->m;
     key[2] = d->n;
     key[3] = d->k;
     key[4] = sizes;
+    key[5] = res;
 }
 
-/* Two-way set: the set comes from the shape alone (kind, dtype, dimensions, context),
- * which the caller has in registers, so the entries' loads start before the residency
- * and sizes (loaded from the buffers) are known; the full key decides the hit. Returns
- * the entry that hit, or on a miss the one to replace (the less recently evaluated). */
-static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo__thread *t, uint64_t ctx_id,
-                                                                             const uint64_t key[5], int *hit)
+/* Two-way sets indexed by a hash of the whole key, so every distinct op, shape, set of
+ * buffer sizes and residency has its own place whatever else the program runs. Returns
+ * the entry that hit, or on a miss the one to replace (*hit = 0; the caller picks by the
+ * cold part's stamps: xo__cache_victim). */
+static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo__thread *t,
+                                                                             const uint64_t key[XO_KEY_WORDS],
+                                                                             int *hit)
 {
-    _Static_assert(XO_CACHE_SLOTS == 32, "16 sets of 2: the set takes the hash's top 4 bits");
-    uint64_t h = ((key[0] & 0xffff) ^ key[1] * 31 ^ key[2] * 131 ^ key[3] * 1031 ^ ctx_id * 7919) *
-                 0x9E3779B97F4A7C15ull;
-    xo__cache_entry *e = &t->cache[(h >> 60) * 2];
-    for (int w = 0; w < 2; w++)
-        if (e[w].ctx_id == ctx_id && ((e[w].key[0] ^ key[0]) | (e[w].key[1] ^ key[1]) | (e[w].key[2] ^ key[2]) |
-                                      (e[w].key[3] ^ key[3]) | (e[w].key[4] ^ key[4])) == 0) {
+    uint64_t h = (key[0] ^ key[4]) * 0x9E3779B97F4A7C15ull + (key[1] ^ key[5]) * 0xC2B2AE3D27D4EB4Full +
+                 key[2] * 0x165667B19E3779F9ull + key[3] * 0x27D4EB2F165667C5ull;
+    xo__cache_entry *e = &t->cache[(h >> (64 - XO_CACHE_SETS_LOG2)) * XO_CACHE_WAYS];
+    for (int w = 0; w < XO_CACHE_WAYS; w++)
+        if (((e[w].key[0] ^ key[0]) | (e[w].key[1] ^ key[1]) | (e[w].key[2] ^ key[2]) | (e[w].key[3] ^ key[3]) |
+             (e[w].key[4] ^ key[4]) | (e[w].key[5] ^ key[5])) == 0) {
             *hit = 1;
             return &e[w];
         }
     *hit = 0;
-    return e[0].stamp <= e[1].stamp ? &e[0] : &e[1];
+    return e;
 }
 
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
@@ -225,10 +244,10 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
     const unsigned writes = op->writes;
     xo_buffer *const *buf = op->buf;
     op->need = xo__op_needs(op);
-    uint64_t key[5];
+    uint64_t key[XO_KEY_WORDS];
     xo__op_key(op, key);
     int hit;
-    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    xo__cache_entry *e = xo__cache_find(t, key, &hit);
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (!xo__fast_ok(e, hit, forced))
         return xo__dispatch_slow(op);
@@ -260,17 +279,17 @@ typedef struct xo__express_hit {
     int forced;
 } xo__express_hit;
 
-static inline __attribute__((always_inline)) int xo__express_find(xo_context *ctx, uint64_t k0, uint64_t sizes,
-                                                                  size_t m, size_t n, size_t k,
+static inline __attribute__((always_inline)) int xo__express_find(xo_context *ctx, uint64_t k0, uint64_t res,
+                                                                  uint64_t sizes, size_t m, size_t n, size_t k,
                                                                   const xo_buffer *out, xo__express_hit *h)
 {
     xo__thread *t = &xo__tl;
     xo__decision_slot *s = xo__fast_slot(ctx);
     if (!s || out->inflight) /* zero-copy devices may still read the output */
         return 0;
-    const uint64_t key[5] = {k0, m, n, k, sizes};
+    const uint64_t key[XO_KEY_WORDS] = {k0, m, n, k, sizes, res};
     int hit;
-    xo__cache_entry *e = xo__cache_find(t, ctx->id, key, &hit);
+    xo__cache_entry *e = xo__cache_find(t, key, &hit);
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (!xo__fast_ok(e, hit, forced))
         return 0;

@@ -59,9 +59,28 @@ void xo__profile_filename(const xo_device_info *info, char *out, size_t cap);
 /* 1 if `p` was written for this device (plugin, name, driver) by this library version. */
 int xo__profile_matches(const xo__profile *p, const xo_device_info *info);
 
+/* ---- per-op facts (optable.c): one row per XO_OP_MAP row ---------------------- */
+
+typedef struct xo__op_info {
+    const char *name;     /* "gemm": public names are "xo_s" / "xo_d" + name */
+    const char *operands; /* the operands' names in order, space-separated */
+    int nargs;            /* operands in xo_op_desc.arg */
+    int out;              /* the operand the op writes */
+} xo__op_info;
+extern const xo__op_info xo__ops[XO_OP_KIND_COUNT];
+/* Kind by name without the s/d prefix ("gemm"), or -1. */
+int xo__op_find(const char *name);
+/* Dimensions `xo explain` takes for a kind (3: M N K, 2: M N or ROWS COLS, 1: N) and
+ * their names ("M N K"). */
+int xo__op_ndims(xo_op_kind kind);
+const char *xo__op_dims_text(xo_op_kind kind);
+/* Elements of operand i for `xo explain`'s sizing (whole operands, no padding). */
+double xo__op_operand_elements(xo_op_kind kind, int i, size_t m, size_t n, size_t k);
+/* "256x256x256", "100x3" or "n=1000" for logs. */
+void xo__op_shape_text(const xo_op_desc *d, char *out, size_t cap);
+
 /* ---- the cost model (model.c): pure functions -------------------------------- */
 
-#define XO_MAX_OPERANDS 3
 typedef struct xo__op_cost {
     xo_op_kind kind;
     xo_dtype dtype;
@@ -72,7 +91,7 @@ typedef struct xo__op_cost {
     struct {
         double bytes;    /* bytes moved if this buffer is not current there (whole buffer) */
         uint32_t valid;  /* bit d: the buffer is current on device d (bit 0: host) */
-    } operand[XO_MAX_OPERANDS];
+    } operand[XO_MAX_ARGS];
 } xo__op_cost;
 
 /* Fill kind, dtype, flops, bytes and size of an op (no operands). Dims as in
@@ -206,7 +225,7 @@ void xo__buffer_mark_written(xo_buffer *b, int dev);
 
 /* Run one described op on device `dev` (operands given as buffers + element offsets),
  * bypassing placement: used by calibration. Residency is handled as for any op. */
-xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_OPERANDS]);
+xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS]);
 
 xo_status xo__dispatch_init(xo_context *ctx);
 void xo__dispatch_free(xo_context *ctx);

@@ -10,8 +10,8 @@ typedef struct xo__op {
     xo_context *ctx;
     size_t esize;     /* bytes per element */
     xo_op_desc desc;  /* operands' offsets in desc.arg[i].off */
-    xo_buffer *buf[XO_MAX_OPERANDS];
-    size_t lo[XO_MAX_OPERANDS], hi[XO_MAX_OPERANDS]; /* bytes touched: [lo, hi) */
+    xo_buffer *buf[XO_MAX_ARGS];
+    size_t lo[XO_MAX_ARGS], hi[XO_MAX_ARGS]; /* bytes touched: [lo, hi) */
     unsigned reads;   /* bit i: operand i is read (for outputs: prior contents needed) */
     unsigned writes;  /* bit i: operand i is written */
     unsigned dense;   /* bit i: operand i's elements fill [lo, hi) without gaps */
@@ -44,6 +44,7 @@ static inline void xo__desc_init(xo_op_desc *d, xo_op_kind kind, xo_dtype dtype)
     d->kind = kind;
     d->dtype = dtype;
     d->subop = 0;
+    d->axis = 0;
     d->layout = XO_ROW_MAJOR;
     d->ta = d->tb = XO_NO_TRANS;
     d->m = d->n = d->k = 0;
@@ -51,7 +52,7 @@ static inline void xo__desc_init(xo_op_desc *d, xo_op_kind kind, xo_dtype dtype)
     d->inc[0] = d->inc[1] = 0;
     d->alpha = d->beta = 0;
     d->narg = 0;
-    for (int i = 0; i < XO_MAX_OPERANDS; i++)
+    for (int i = 0; i < XO_MAX_ARGS; i++)
         d->arg[i] = (xo_operand){NULL, NULL, 0};
 }
 
@@ -61,7 +62,7 @@ static inline void xo__op_begin(xo__op *op, const char *fn, xo_context *ctx, xo_
     op->fn = fn;
     op->ctx = ctx;
     op->esize = dtype == XO_F64 ? sizeof(double) : sizeof(float);
-    op->buf[0] = op->buf[1] = op->buf[2] = NULL;
+    op->buf[0] = op->buf[1] = op->buf[2] = op->buf[3] = NULL;
     op->reads = op->writes = op->dense = op->need = 0;
     op->cpu_only = 0;
     op->stat_slot = -1;

@@ -66,6 +66,12 @@ static double unary1(xo_unary_op op, double v)
     case XO_RELU_GRAD: return v > 0 ? 1 : 0;
     case XO_TANH_GRAD: return 1 - v * v;
     case XO_SIGMOID_GRAD: return v * (1 - v);
+    case XO_SQRT: return sqrt(v);
+    case XO_RSQRT: return 1.0 / sqrt(v);
+    case XO_LOG: return log(v);
+    case XO_ABS: return fabs(v);
+    case XO_RECIPROCAL: return 1.0 / v;
+    case XO_IDENTITY: return v;
     }
     return NAN;
 }

@@ -81,10 +81,17 @@ typedef enum xo_layout { XO_ROW_MAJOR = 101, XO_COL_MAJOR = 102 } xo_layout;
 typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
 typedef enum xo_unary_op {
     XO_RELU, XO_TANH, XO_SIGMOID, XO_EXP, XO_NEG, XO_SQUARE,
-    XO_RELU_GRAD, XO_TANH_GRAD, XO_SIGMOID_GRAD
+    XO_RELU_GRAD, XO_TANH_GRAD, XO_SIGMOID_GRAD,
+    XO_SQRT, XO_RSQRT, XO_LOG, XO_ABS, XO_RECIPROCAL, XO_IDENTITY /* IDENTITY: y = x */
 } xo_unary_op; /* *_GRAD: derivative expressed in the forward output y */
 typedef enum xo_binary_op { XO_ADD, XO_SUB, XO_MUL, XO_DIV, XO_MAX } xo_binary_op;
 typedef enum xo_reduce_op { XO_SUM, XO_MAX_ELEMENT } xo_reduce_op;
+typedef enum xo_softmax_op { XO_SOFTMAX, XO_LOG_SOFTMAX } xo_softmax_op;
+
+/* Op offsets, increments and leading dimensions count elements (not bytes). BLAS
+ * semantics hold on every device: where alpha == 0, A/B/x are not read; where
+ * beta == 0, C/y are not read; scal with alpha == 0 writes zeros; nrm2 neither
+ * overflows nor underflows where the result is representable. */
 
 xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
                    size_t m, size_t n, size_t k, float alpha,
@@ -147,6 +154,71 @@ xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n,
 xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n,
                      xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
 xo_status xo_finish(xo_context *ctx); /* waits for all queued work */
+
+/* ---- ops added in 0.3 (offsets, increments, leading dimensions: elements) ---- */
+
+xo_status xo_scopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *y, size_t y_off, size_t incy); /* bit-exact; y may be x exactly */
+xo_status xo_dcopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                   xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_sfill(xo_context *ctx, size_t n, float value,
+                   xo_buffer *x, size_t x_off, size_t incx); /* never reads x */
+xo_status xo_dfill(xo_context *ctx, size_t n, double value,
+                   xo_buffer *x, size_t x_off, size_t incx);
+xo_status xo_saxpby(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off,
+                    size_t incx, float beta, xo_buffer *y, size_t y_off, size_t incy);
+                    /* y = alpha*x + beta*y */
+xo_status xo_daxpby(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off,
+                    size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy);
+xo_status xo_sger(xo_context *ctx, xo_layout layout, size_t m, size_t n, float alpha,
+                  xo_buffer *x, size_t x_off, size_t incx,
+                  xo_buffer *y, size_t y_off, size_t incy,
+                  xo_buffer *a, size_t a_off, size_t lda); /* A += alpha x y^T */
+xo_status xo_dger(xo_context *ctx, xo_layout layout, size_t m, size_t n, double alpha,
+                  xo_buffer *x, size_t x_off, size_t incx,
+                  xo_buffer *y, size_t y_off, size_t incy,
+                  xo_buffer *a, size_t a_off, size_t lda);
+xo_status xo_sbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
+                            xo_buffer *a, size_t a_off, float s,
+                            xo_buffer *c, size_t c_off); /* c[i] = a[i] op s; c may be a */
+xo_status xo_dbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
+                            xo_buffer *a, size_t a_off, double s,
+                            xo_buffer *c, size_t c_off);
+xo_status xo_sscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
+                       xo_buffer *x, size_t x_off, size_t incx);
+                       /* x *= s[s_off], read on the device that runs the op: no host sync */
+xo_status xo_dscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
+                       xo_buffer *x, size_t x_off, size_t incx);
+xo_status xo_ssoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
+                      xo_buffer *x, size_t x_off, size_t ldx,
+                      xo_buffer *y, size_t y_off, size_t ldy);
+                      /* row-major, along each row, max subtracted; y may be x with ldy == ldx */
+xo_status xo_dsoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
+                      xo_buffer *x, size_t x_off, size_t ldx,
+                      xo_buffer *y, size_t y_off, size_t ldy);
+xo_status xo_sreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
+                          xo_buffer *x, size_t x_off, size_t ldx, int axis,
+                          xo_buffer *out, size_t out_off);
+                          /* row-major; axis 0: out[j] = op over i of x[i][j] (cols results);
+                             axis 1: out[i] = op over j of x[i][j] (rows results) */
+xo_status xo_dreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
+                          xo_buffer *x, size_t x_off, size_t ldx, int axis,
+                          xo_buffer *out, size_t out_off);
+xo_status xo_sgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                            xo_transpose tb, size_t m, size_t n, size_t k, float alpha,
+                            xo_buffer *a, size_t a_off, size_t lda,
+                            xo_buffer *b, size_t b_off, size_t ldb, float beta,
+                            xo_buffer *c, size_t c_off, size_t ldc,
+                            xo_buffer *bias, size_t bias_off, xo_unary_op act);
+                            /* C = act(alpha op(A) op(B) + beta C + bias): bias[j] (n elements,
+                               or NULL: none) added to column j; act a forward xo_unary_op or
+                               XO_IDENTITY; one pass over C */
+xo_status xo_dgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                            xo_transpose tb, size_t m, size_t n, size_t k, double alpha,
+                            xo_buffer *a, size_t a_off, size_t lda,
+                            xo_buffer *b, size_t b_off, size_t ldb, double beta,
+                            xo_buffer *c, size_t c_off, size_t ldc,
+                            xo_buffer *bias, size_t bias_off, xo_unary_op act);
 
 /* ---- placement ------------------------------------------------------------- */
 

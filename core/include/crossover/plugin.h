@@ -29,14 +29,46 @@
 extern "C" {
 #endif
 
-#define XO_PLUGIN_API_VERSION 3
+#define XO_PLUGIN_API_VERSION 4
+
+/* Every op kind, one row each, in enum order: the kind, its name, how many operands
+ * its xo_op_desc carries, which of them it writes, and the operands' names in order.
+ * The core's own per-op facts (work model, dimensions, shape text: core/optable.c)
+ * are indexed by the same rows and checked against this list at compile time.
+ *
+ *   X(KIND, name, nargs, out, operands)
+ */
+#define XO_OP_MAP(X)                                        \
+    X(GEMM,          "gemm",          3, 2, "a b c")        \
+    X(GEMV,          "gemv",          3, 2, "a x y")        \
+    X(AXPY,          "axpy",          2, 1, "x y")          \
+    X(SCAL,          "scal",          1, 0, "x")            \
+    X(DOT,           "dot",           3, 2, "x y out")      \
+    X(NRM2,          "nrm2",          2, 1, "x out")        \
+    X(UNARY,         "unary",         2, 1, "x y")          \
+    X(BINARY,        "binary",        3, 2, "a b c")        \
+    X(BIAS,          "bias",          2, 0, "a bias")       \
+    X(REDUCE,        "reduce",        2, 1, "x out")        \
+    X(COPY,          "copy",          2, 1, "x y")          \
+    X(FILL,          "fill",          1, 0, "x")            \
+    X(AXPBY,         "axpby",         2, 1, "x y")          \
+    X(GER,           "ger",           3, 2, "x y a")        \
+    X(BINARY_SCALAR, "binary_scalar", 2, 1, "a c")          \
+    X(SCALE_BY,      "scale_by",      2, 1, "s x")          \
+    X(SOFTMAX,       "softmax",       2, 1, "x y")          \
+    X(REDUCE_AXIS,   "reduce_axis",   2, 1, "x out")        \
+    X(GEMM_BIAS_ACT, "gemm_bias_act", 4, 2, "a b c bias")
 
 /* Op kinds as the core describes them to plugins. */
 typedef enum xo_op_kind {
-    XO_OP_GEMM, XO_OP_GEMV, XO_OP_AXPY, XO_OP_SCAL, XO_OP_DOT, XO_OP_NRM2,
-    XO_OP_UNARY, XO_OP_BINARY, XO_OP_BIAS, XO_OP_REDUCE,
+#define XO_OP_ENUM_(K, name, nargs, out, operands) XO_OP_##K,
+    XO_OP_MAP(XO_OP_ENUM_)
+#undef XO_OP_ENUM_
     XO_OP_KIND_COUNT
 } xo_op_kind;
+
+/* Most operands any op has (gemm_bias_act: a, b, c, bias). */
+#define XO_MAX_ARGS 4
 
 typedef enum xo_dtype { XO_F32 = 0, XO_F64 = 1 } xo_dtype;
 
@@ -53,24 +85,37 @@ typedef struct xo_operand {
     size_t off;
 } xo_operand;
 
-/* Operand order per kind (arg[0], arg[1], arg[2]):
- *   GEMM   a, b, c        m, n, k, ld[0..2], layout, ta, tb, alpha, beta
- *   GEMV   a, x, y        m, n, ld[0], inc[0] (x), inc[1] (y), layout, ta, alpha, beta
- *   AXPY   x, y           n, inc[0], inc[1], alpha
- *   SCAL   x              n, inc[0], alpha
- *   DOT    x, y, out      n, inc[0], inc[1]
- *   NRM2   x, out         n, inc[0]
- *   UNARY  x, y           n, subop (xo_unary_op)  (y may equal x)
- *   BINARY a, b, c        n, subop (xo_binary_op) (c may equal a or b)
- *   BIAS   a, bias        m = rows, n = cols, ld[0]
- *   REDUCE x, out         n, subop (xo_reduce_op)
+/* Fields per kind (operands in XO_OP_MAP order; ld[i] and a matrix operand i go
+ * together; inc[0] is the first strided vector operand, inc[1] the second):
+ *   GEMM          m, n, k, ld[0..2], layout, ta, tb, alpha, beta
+ *   GEMV          m, n, ld[0], inc[0] (x), inc[1] (y), layout, ta, alpha, beta
+ *   AXPY          n, inc[0], inc[1], alpha
+ *   SCAL          n, inc[0], alpha (alpha == 0 writes zeros, whatever x held)
+ *   DOT           n, inc[0], inc[1]
+ *   NRM2          n, inc[0]
+ *   UNARY         n, subop (xo_unary_op)  (y may equal x)
+ *   BINARY        n, subop (xo_binary_op) (c may equal a or b)
+ *   BIAS          m = rows, n = cols, ld[0]
+ *   REDUCE        n, subop (xo_reduce_op)
+ *   COPY          n, inc[0] (x), inc[1] (y)  (y may equal x: nothing to do)
+ *   FILL          n, inc[0], alpha = the value (x is never read)
+ *   AXPBY         n, inc[0], inc[1], alpha, beta (y = alpha x + beta y)
+ *   GER           layout, m, n, inc[0] (x), inc[1] (y), ld[2] (a), alpha
+ *   BINARY_SCALAR n, subop (xo_binary_op), alpha = the scalar (c[i] = a[i] op alpha)
+ *   SCALE_BY      n, inc[0] (x): x *= s[0], s read on the device
+ *   SOFTMAX       m = rows, n = cols, ld[0] (x), ld[1] (y), subop (xo_softmax_op)
+ *   REDUCE_AXIS   m = rows, n = cols, ld[0] (x), subop (xo_reduce_op), axis
+ *   GEMM_BIAS_ACT as GEMM, plus subop = the activation (a forward xo_unary_op or
+ *                 XO_IDENTITY); narg is 4 with a bias (arg[3], n elements), 3 without
  * Every size is > 0 when a device plugin sees an op: the degenerate cases the contract
- * defines (gemm with k == 0, dot/nrm2/sum over n == 0) are run by the core on device 0,
- * so only the CPU plugin sees k == 0 (C = beta*C) or n == 0 (write 0). */
+ * defines (gemm with k == 0, dot/nrm2/sum over n == 0, reductions over an empty axis)
+ * are run by the core on device 0, so only the CPU plugin sees k == 0 (C = beta*C) or
+ * n == 0 (write 0). */
 typedef struct xo_op_desc {
     xo_op_kind kind;
     xo_dtype dtype;
     int subop;
+    int axis;
     xo_layout layout;
     xo_transpose ta, tb;
     size_t m, n, k;
@@ -78,7 +123,7 @@ typedef struct xo_op_desc {
     size_t inc[2];
     double alpha, beta;
     int narg;
-    xo_operand arg[3];
+    xo_operand arg[XO_MAX_ARGS];
 } xo_op_desc;
 
 /* Services the core offers a plugin, handed to init(). */
