@@ -194,7 +194,7 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
 
 /* 1: the device runs this kind and dtype; 0: it cannot by design; 2: it should but
  * failed here (a kernel that did not build): ops that would run there are fallbacks. */
-static int device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
+int xo__device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
 {
     xo__device *dev = &ctx->dev[d];
     int s = atomic_load_explicit(&dev->supports[kind][dtype], memory_order_relaxed);
@@ -230,27 +230,6 @@ static void describe_cost(const xo__op *op, xo__op_cost *cost)
         cost->operand[cost->noperands].valid = b->valid;
         cost->noperands++;
     }
-}
-
-/* The device holding the largest operand that must be current (0 when on the host). */
-static int home_device(const xo_context *ctx, const xo__op_cost *cost)
-{
-    int home = 0;
-    double best = -1;
-    for (int i = 0; i < cost->noperands; i++) {
-        if (cost->operand[i].bytes <= best)
-            continue;
-        best = cost->operand[i].bytes;
-        uint32_t v = cost->operand[i].valid;
-        home = 0;
-        if (!(v & 1u))
-            for (int d = 1; d < ctx->ndev; d++)
-                if (v & (1u << d)) {
-                    home = d;
-                    break;
-                }
-    }
-    return home;
 }
 
 static void log_decision(const xo_context *ctx, const char *fn, const xo_decision *dec, const xo_op_desc *desc)
@@ -389,8 +368,8 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
  * entry is re-evaluated (and its timing fed to the correction) on its first
  * XO_LEARN_CALLS uses and then on every XO_REFRESH-th, so corrections still take effect. */
 
-/* Evaluate the model on every device: fills dec->est, raw (uncorrected compute) and
- * returns the cheapest eligible device (staying where the data lives on close calls). */
+/* Evaluate the model on every device through xo__place: fills dec->est, raw
+ * (uncorrected compute) and returns the cost-based choice. */
 static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int *out_failed)
 {
     xo_context *ctx = op->ctx;
@@ -398,42 +377,26 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     describe_cost(op, &cost);
     int cls = xo__size_class(&cost);
     xo__profile prof[XO_MAX_DEVICES];
-    for (int d = 0; d < ctx->ndev; d++)
-        prof[d] = ctx->dev[d].profile;
-    int best = -1, failed = -1;
-    double failed_total = 0;
+    int support[XO_MAX_DEVICES];
+    double factor[XO_MAX_DEVICES];
     for (int d = 0; d < ctx->ndev; d++) {
-        xo_estimate *e = &dec->est[d];
-        int support = d == 0 ? 1 : op->cpu_only ? 0 : device_support(ctx, d, op->desc.kind, op->desc.dtype);
-        if (support == 2) {
-            /* Failed here: what it would have cost tells whether this op is a fallback. */
-            xo_estimate would;
-            xo__estimate(prof, ctx->ndev, d, &cost, 1.0, &would);
-            if (failed < 0 || would.total_us < failed_total) {
-                failed = d;
-                failed_total = would.total_us;
-            }
-        }
-        if (support != 1) {
-            *e = (xo_estimate){0};
-            raw[d] = 0;
-            continue;
-        }
-        double f = xo__correction_factor(ctx->correction, d, op->desc.kind, op->desc.dtype, cls);
-        xo__estimate(prof, ctx->ndev, d, &cost, f, e);
-        e->eligible = 1;
-        raw[d] = f > 0 ? e->compute_us / f : e->compute_us;
-        if (best < 0 || e->total_us < dec->est[best].total_us)
-            best = d;
+        prof[d] = ctx->dev[d].profile;
+        support[d] = d == 0 ? XO_SUPPORT_YES
+                     : op->cpu_only ? XO_SUPPORT_NO
+                                    : xo__device_support(ctx, d, op->desc.kind, op->desc.dtype);
+        factor[d] = support[d] == XO_SUPPORT_YES
+                        ? xo__correction_factor(ctx->correction, d, op->desc.kind, op->desc.dtype, cls)
+                        : 1.0;
     }
-    *out_failed = (failed >= 0 && failed_total < dec->est[best].total_us) ? failed : -1;
-    /* Stay where the data lives unless another device is clearly cheaper: close calls
-     * must not ping-pong buffers between devices. */
-    int home = home_device(ctx, &cost);
-    if (best != home && dec->est[home].eligible && dec->est[best].total_us > 0.9 * dec->est[home].total_us)
-        best = home;
+    xo__placement pl;
+    xo__place(&(xo__place_in){.profiles = prof, .ndev = ctx->ndev, .cost = &cost, .correction = factor,
+                              .support = support, .forced = -1},
+              &pl);
+    memcpy(dec->est, pl.est, (size_t)ctx->ndev * sizeof pl.est[0]);
+    memcpy(raw, pl.raw, (size_t)ctx->ndev * sizeof pl.raw[0]);
+    *out_failed = pl.failed;
     *out_cls = cls;
-    return best;
+    return pl.best;
 }
 
 xo_status xo__dispatch_slow(xo__op *op)
@@ -505,23 +468,13 @@ xo_status xo__dispatch_slow(xo__op *op)
     }
     const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 
-    dec->forced = 0;
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
-    if (forced >= 0) {
-        if (est[forced].eligible) {
-            best = forced;
-            dec->forced = 1;
-            failed_dev = -1; /* placed by the user, not by cost */
-        } else {
-            best = 0;
-            /* Forced onto a device whose kernels failed: a fault overrides the forcing,
-             * and the op is a fallback from that device. Not runnable by design: CPU. */
-            failed_dev = !op->cpu_only && device_support(ctx, forced, op->desc.kind, op->desc.dtype) == 2 ? forced : -1;
-            if (!atomic_exchange(&ctx->dev[forced].forced_warned, 1))
-                xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3,
-                        forced, ctx->dev[forced].info.plugin);
-        }
-    }
+    int forced_support = forced < 0 || op->cpu_only ? XO_SUPPORT_NO
+                                                   : xo__device_support(ctx, forced, op->desc.kind, op->desc.dtype);
+    best = xo__place_force(best, failed_dev, est, forced, forced_support, &dec->forced, &failed_dev);
+    if (forced >= 0 && !dec->forced && !atomic_exchange(&ctx->dev[forced].forced_warned, 1))
+        xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3, forced,
+                ctx->dev[forced].info.plugin);
 
     int ran = best;
     dec->device = -1; /* until it has run somewhere */

@@ -76,6 +76,9 @@ int xo__op_ndims(xo_op_kind kind);
 const char *xo__op_dims_text(xo_op_kind kind);
 /* Elements of operand i for `xo explain`'s sizing (whole operands, no padding). */
 double xo__op_operand_elements(xo_op_kind kind, int i, size_t m, size_t n, size_t k);
+/* 1 if the op reads its output's prior contents (axpy's y; gemm's C, taken with
+ * beta != 0), 0 if it overwrites it (unary's y). */
+int xo__op_reads_output(xo_op_kind kind);
 /* "256x256x256", "100x3" or "n=1000" for logs. */
 void xo__op_shape_text(const xo_op_desc *d, char *out, size_t cap);
 
@@ -110,6 +113,39 @@ double xo__h2d_us(const xo__profile *p, double bytes);
 double xo__d2h_us(const xo__profile *p, double bytes);
 /* gemm GFLOP/s at characteristic size n, interpolated on the curve (log-log). */
 double xo__gemm_gflops(const xo__profile *p, xo_dtype dtype, double n);
+
+/* ---- placement (place.c): one pure function for dispatch, xo explain and tests ---- */
+
+enum { XO_SUPPORT_NO = 0, XO_SUPPORT_YES = 1, XO_SUPPORT_FAILED = 2 }; /* FAILED: should, but failed here */
+
+typedef struct xo__place_in {
+    const xo__profile *profiles; /* [ndev] */
+    int ndev;
+    const xo__op_cost *cost;     /* the op, with each operand's residency */
+    const double *correction;    /* [ndev] factors on compute in force, or NULL: none */
+    const int *support;          /* [ndev] XO_SUPPORT_* (device 0, the CPU, runs everything) */
+    int forced;                  /* XO_DEVICE / xo_set_device, or -1: by cost */
+} xo__place_in;
+
+typedef struct xo__placement {
+    int best;          /* the cheapest eligible device, staying home on close calls */
+    int failed;        /* a device cheaper than best whose kernels failed here, or -1 */
+    int device;        /* where the op runs (forcing applied) */
+    int forced;        /* 1: placed by forcing */
+    int fallback_from; /* the device this op counts as a fallback of, or -1 */
+    xo_estimate est[XO_MAX_DEVICES];
+    double raw[XO_MAX_DEVICES]; /* compute before correction, per device */
+} xo__placement;
+
+void xo__place(const xo__place_in *in, xo__placement *out);
+/* The forcing step alone, for a decision whose best and failed are cached: returns the
+ * device, sets *out_forced and *out_fallback_from. */
+int xo__place_force(int best, int failed, const xo_estimate *est, int forced, int forced_support, int *out_forced,
+                    int *out_fallback_from);
+
+/* Whether device d runs (kind, dtype): XO_SUPPORT_*; asks the plugin once (which may
+ * build kernels) and remembers. */
+int xo__device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype);
 
 /* ---- online correction (correct.c): a bounded table of robust ratios ----------- */
 

@@ -42,3 +42,9 @@ xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
 xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Repeated calls: the decision cache and the express path against the reference.
 xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+# xo explain and dispatch agree: random profiles, corrections and residency (needs an
+# OpenCL device, else skipped); runs the real xo tool.
+xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal m LABELS opencl
+            ENV XO_ZERO_COPY=off)
+target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
+add_dependencies(test_place xo)

@@ -275,8 +275,9 @@ static void describe_ops(void **state)
         const char *name;
         int nops;
         double flops_per_n;
-    } vec[] = {{"saxpy", 2, 2}, {"sscal", 1, 1}, {"sdot", 3, 2}, {"snrm2", 2, 2},
-               {"sunary", 2, 4}, {"sbinary", 3, 1}, {"sreduce", 2, 1}, {"daxpy", 2, 2}};
+    } vec[] = {/* an output the op overwrites is not an operand to move (as in dispatch) */
+               {"saxpy", 2, 2}, {"sscal", 1, 1}, {"sdot", 2, 2}, {"snrm2", 1, 2},
+               {"sunary", 1, 4}, {"sbinary", 2, 1}, {"sreduce", 1, 1}, {"daxpy", 2, 2}};
     for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
         describe(vec[i].name, 1, 1000, 0, 0, 0, &op);
         assert_int_equal(op.noperands, vec[i].nops);
