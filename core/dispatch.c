@@ -479,7 +479,10 @@ xo_status xo__dispatch_slow(xo__op *op)
     int ran = best;
     dec->device = -1; /* until it has run somewhere */
     double known = learn ? -1 : est[best].compute_us;
-    xo_status st = run_on(op, best, learn ? raw[best] : 0, cls, known);
+    /* The first run of a new decision is a warm-up (a library's first threaded call, a
+     * first kernel launch): timed, but not learned from. */
+    int warm_up = ce && ce->uses <= XO_WARMUP_CALLS;
+    xo_status st = run_on(op, best, learn && !warm_up ? raw[best] : 0, cls, known);
     if (st != XO_OK) {
         materialize(slot);
         st = fall_back(op, best, dec, &ran);

@@ -17,6 +17,7 @@
 #define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
 #define XO_KEY_WORDS 6
 #define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
+#define XO_WARMUP_CALLS 1    /* ... except the very first, a warm-up */
 #define XO_REFRESH 16        /* then 1 call in XO_REFRESH (powers of two: the check is a mask) */
 #define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
 #define XO_REFRESH_NANO 1024 /* ... or 1 in XO_REFRESH_NANO under 1 us (a re-evaluation costs

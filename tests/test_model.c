@@ -463,9 +463,48 @@ static void correction_flips_wrong_decision(void **state)
     xo__correction_destroy(c);
 }
 
+/* A wrong measurement must not misplace an op forever: the CPU measured 64x slow on a
+ * sgemv's first runs (a load spike), the op moves to the other device, and the CPU is
+ * no longer measured. Its factor decays while only consulted, so the op comes back to
+ * the CPU within a bounded number of evaluations, and stays once measured right. */
+static void wrong_factor_heals(void **state)
+{
+    (void)state;
+    xo__profile p[2];
+    make_profiles(p);
+    xo__op_cost op;
+    describe("sgemv", 2, 400, 100, 0, 0, &op);
+    xo_estimate e[2];
+    assert_int_equal(cheapest(p, 2, &op, e), 0);
+    xo__correction *c = NULL;
+    assert_int_equal(xo__correction_create(2, &c), XO_OK);
+    int cls = xo__size_class(&op);
+    double raw0 = xo__compute_us(&p[0], &op);
+    for (int i = 0; i < 3; i++) /* the spike */
+        xo__correction_record(c, 0, op.kind, op.dtype, cls, raw0, 64.0 * raw0);
+    int evals = 0, dev = 1, away = 0;
+    for (; evals < 2000; evals++) {
+        for (int d = 0; d < 2; d++)
+            xo__estimate(p, 2, d, &op, xo__correction_factor(c, d, op.kind, op.dtype, cls), &e[d]);
+        dev = e[0].total_us < e[1].total_us ? 0 : 1;
+        if (dev == 1)
+            away++;
+        else /* back on the CPU: measured at what the profile says */
+            xo__correction_record(c, 0, op.kind, op.dtype, cls, raw0, raw0);
+        if (dev == 0 && away > 0 && evals > away + 20)
+            break;
+    }
+    assert_true(away > 0);          /* the spike did move it */
+    assert_true(away <= 4 * 64);    /* and it came back within a few decay steps */
+    assert_int_equal(dev, 0);       /* where it stays */
+    assert_true(fabs(xo__correction_factor(c, 0, op.kind, op.dtype, cls) - 1.0) < 1e-9);
+    xo__correction_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(wrong_factor_heals),
         cmocka_unit_test(small_gemv_stays_on_cpu),
         cmocka_unit_test(big_gemm_goes_to_gpu),
         cmocka_unit_test(resident_gemm_stays_on_gpu),
