@@ -111,6 +111,7 @@ static void context_free(xo_context *ctx)
         if (ctx->plugins[p].plugin->shutdown)
             ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
     xo__correction_destroy(ctx->correction);
+    xo__summary_free(ctx);
     xo__dispatch_free(ctx);
     free(ctx->stat_slots);
     free(ctx);
@@ -150,6 +151,8 @@ xo_status xo_context_create(xo_context **out)
         st = xo__correction_create(ctx->ndev, &ctx->correction);
     if (st == XO_OK)
         st = xo__dispatch_init(ctx);
+    if (st == XO_OK && env.summary)
+        st = xo__summary_create(ctx);
     if (st == XO_OK && !(ctx->stat_slots = calloc(XO_STAT_SLOTS, sizeof *ctx->stat_slots)))
         st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
     if (st == XO_OK)
@@ -162,8 +165,7 @@ xo_status xo_context_create(xo_context **out)
         return st;
     }
     atomic_store(&ctx->forced, forced);
-    /* Fault injection goes through the checks of the full path; so do contexts with more
-     * devices than a cache entry holds. */
+    /* Fault injection goes through the checks of the full path. */
     ctx->fast_dispatch = ctx->nfaults == 0;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
         ctx->host_blas = ctx->dev[0].plugin->host_blas;
@@ -174,8 +176,14 @@ xo_status xo_context_create(xo_context **out)
 
 void xo_context_destroy(xo_context *ctx)
 {
-    if (ctx)
-        context_free(ctx);
+    if (!ctx)
+        return;
+    if (ctx->summary) {
+        xo_finish(ctx);
+        xo__dispatch_flush_thread(ctx);
+        xo__summary_print(ctx);
+    }
+    context_free(ctx);
 }
 
 int xo_device_count(const xo_context *ctx) { return ctx ? ctx->ndev : 0; }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCLASS 48
+#define NCLASS XO_SIZE_CLASSES
 #define RING 8
 #define MIN_SAMPLES 2      /* the factor stays 1 until then */
 #define OUTLIER_AFTER 4    /* outlier rejection starts with this many samples */
@@ -174,6 +174,17 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
         }
         refresh(r);
     }
+    double f = r->factor;
+    pthread_mutex_unlock(&c->lock);
+    return f;
+}
+
+double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls)
+{
+    ratio_ring *r = cell(c, dev, kind, dtype, cls);
+    if (!r)
+        return 1.0;
+    pthread_mutex_lock(&c->lock);
     double f = r->factor;
     pthread_mutex_unlock(&c->lock);
     return f;

@@ -134,6 +134,26 @@ static int cache_ready(xo__thread *t)
     return 1;
 }
 
+/* XO_LOG=summary: the calls of entry e that took a fast path (the CPU) since it was
+ * last counted. */
+static void summary_flush(xo_context *ctx, xo__cache_entry *e)
+{
+    xo__cache_cold *c = cold_of(e);
+    if (!ctx->summary || c->ctx_id != ctx->id || e->uses <= c->counted)
+        return;
+    xo__summary_record(ctx, (xo_op_kind)(e->key[0] & 0xff), (xo_dtype)(e->key[0] >> 8 & 1), c->cls, 0,
+                       e->uses - c->counted, c->est[0].total_us, -1, 0);
+    c->counted = e->uses;
+}
+
+void xo__dispatch_flush_thread(xo_context *ctx)
+{
+    if (!xo__tl.cold)
+        return;
+    for (int i = 0; i < XO_CACHE_SLOTS; i++)
+        summary_flush(ctx, &xo__tl.cache[i]);
+}
+
 /* On a miss: the way of `set` to replace (the less recently evaluated). */
 static xo__cache_entry *cache_victim(xo__cache_entry *set)
 {
@@ -424,11 +444,15 @@ xo_status xo__dispatch_slow(xo__op *op)
         if (!hit) {
             ce = cache_victim(ce);
             release_entry(ce);
+            summary_flush(ctx, ce);
             memcpy(ce->key, key, sizeof key);
             ce->uses = 0;
             cold_of(ce)->ctx_id = ctx->id;
+            cold_of(ce)->counted = 0;
         }
         cc = cold_of(ce);
+        if (hit)
+            summary_flush(ctx, ce);
     }
     learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & cc->refresh_mask) == 0;
     if (learn) {
@@ -465,6 +489,7 @@ xo_status xo__dispatch_slow(xo__op *op)
          * calls, the next multiple of the refresh interval. */
         uint32_t u = ++ce->uses;
         ce->fast_until = u < XO_LEARN_CALLS ? 0 : (u + cc->refresh_mask) & ~cc->refresh_mask;
+        cc->counted = u; /* this call is counted below */
     }
     const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 
@@ -482,6 +507,7 @@ xo_status xo__dispatch_slow(xo__op *op)
     /* The first run of a new decision is a warm-up (a library's first threaded call, a
      * first kernel launch): timed, but not learned from. */
     int warm_up = ce && ce->uses <= XO_WARMUP_CALLS;
+    double t0 = ctx->summary ? xo__now_us() : 0;
     xo_status st = run_on(op, best, learn && !warm_up ? raw[best] : 0, cls, known);
     if (st != XO_OK) {
         materialize(slot);
@@ -496,6 +522,9 @@ xo_status xo__dispatch_slow(xo__op *op)
         dec->forced = 0;
     if (failed_dev >= 0 && failed_dev != ran)
         atomic_fetch_add_explicit(&ctx->dev[failed_dev].stats.fallbacks, 1, memory_order_relaxed);
+    if (ctx->summary) /* synchronous devices only: an enqueue's time says nothing */
+        xo__summary_record(ctx, op->desc.kind, op->desc.dtype, cls, ran, 1, est[ran].total_us,
+                           ctx->dev[ran].plugin->drain_timings ? -1 : xo__now_us() - t0, ran != best);
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS) {
         materialize(slot);
         log_decision(ctx, op->fn, dec, &op->desc);

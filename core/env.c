@@ -130,7 +130,13 @@ xo_status xo__env_read(xo__env *env)
     const char *v;
     if ((v = getenv("XO_LOG")) != NULL) {
         int lvl = 0;
-        XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names, "off, error, warn, info, decisions, debug", &lvl));
+        if (strcmp(v, "summary") == 0) { /* warnings, and the summary table at the end */
+            lvl = XO_LOG_WARN;
+            env->summary = 1;
+        } else {
+            XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names,
+                                            "off, error, warn, info, summary, decisions, debug", &lvl));
+        }
         env->log_level = lvl;
     }
     if ((v = getenv("XO_PLUGINS")) != NULL)

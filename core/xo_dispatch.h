@@ -47,6 +47,7 @@ typedef struct xo__cache_cold {
     int best;              /* cost-based choice before forcing */
     int failed;            /* a device that would have been cheaper but failed here, or -1 */
     int cls;               /* size class of the correction */
+    uint32_t counted;      /* uses counted by XO_LOG=summary */
     xo_estimate est[XO_MAX_DEVICES];
 } xo__cache_cold;
 

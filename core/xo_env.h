@@ -6,6 +6,7 @@
 typedef struct xo__env {
     unsigned plugin_mask; /* bit i: xo__plugin_names[i] allowed */
     int log_level;
+    int summary; /* XO_LOG=summary */
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;

@@ -161,6 +161,20 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
 void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls,
                            double predicted_us, double measured_us);
 void xo__correction_reset(xo__correction *c);
+/* The factor in force without counting a look-up (no decay): for reports. */
+double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
+#define XO_SIZE_CLASSES 48
+
+/* ---- XO_LOG=summary (summary.c) -------------------------------------------------- */
+
+typedef struct xo__summary xo__summary;
+xo_status xo__summary_create(xo_context *ctx);
+/* `calls` calls of (kind, dtype, class) on dev, each predicted at predicted_us; measured_us
+ * >= 0 is the measured time of one of them. */
+void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cls, int dev, uint64_t calls,
+                        double predicted_us, double measured_us, int fallback);
+void xo__summary_print(xo_context *ctx);
+void xo__summary_free(xo_context *ctx);
 
 /* ---- context, devices, buffers (context.c, buffer.c) --------------------------- */
 
@@ -222,6 +236,7 @@ struct xo_context {
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */
     const xo_host_blas *host_blas; /* device 0's host BLAS entries for the express path, or NULL */
     xo__correction *correction;
+    xo__summary *summary;          /* XO_LOG=summary, else NULL */
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -264,6 +279,8 @@ void xo__buffer_mark_written(xo_buffer *b, int dev);
 xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS]);
 
 xo_status xo__dispatch_init(xo_context *ctx);
+/* XO_LOG=summary: count this thread's decision-cache hits on ctx not yet counted. */
+void xo__dispatch_flush_thread(xo_context *ctx);
 void xo__dispatch_free(xo_context *ctx);
 
 /* Force placement to `dev` (-1: auto) without parsing a spec. */

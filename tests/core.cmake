@@ -48,3 +48,5 @@ xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal 
             ENV XO_ZERO_COPY=off)
 target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
 add_dependencies(test_place xo)
+# XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
+xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
