@@ -103,6 +103,7 @@ int xo__tool_cmd_info(int argc, char **argv)
     if (argc > 1) return xo__tool_usage_error("info: unexpected argument '%s'", argv[1]);
     time_t start = time(NULL);
     xo_context *ctx = NULL;
+    setenv("XO_LOG", "warn", 0); /* xo info shows the warnings (an OpenBLAS core below the CPU) */
     xo_status s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "info: cannot create a context");
     xo__tool_print_devices(stdout, ctx, start);

@@ -50,3 +50,7 @@ target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
 add_dependencies(test_place xo)
 # XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
 xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# OpenBLAS's core and the thread count in the CPU's identity, and the warning for a core
+# far below the CPU (OPENBLAS_CORETYPE is read when OpenBLAS loads, so ctest sets it).
+xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_CORETYPE=Prescott)
