@@ -126,6 +126,7 @@ int xo__tool_cmd_explain(int argc, char **argv)
     xo_context *ctx = NULL;
     s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "explain: cannot create a context");
+    xo__background_wait(ctx); /* explain the profiles dispatch will use from now on */
     int rc = XO_TOOL_OK;
     int nreal = xo_device_count(ctx);
     int ntotal = nreal + nwhatif;

@@ -95,6 +95,11 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  peak_gflops          %.3f\n", in.peak_gflops);
         fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
                 path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
+        const xo__profile *p = xo__device_profile(ctx, d);
+        fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)%s\n", p->spread,
+                p->provisional ? "\n  provisional          1: the runs disagreed (a busy machine?); a later context "
+                                 "measures it again"
+                               : "");
     }
 }
 
@@ -106,6 +111,10 @@ int xo__tool_cmd_info(int argc, char **argv)
     setenv("XO_LOG", "warn", 0); /* xo info shows the warnings (an OpenBLAS core below the CPU) */
     xo_status s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "info: cannot create a context");
+    if (ctx->background) {
+        fprintf(stderr, "xo info: measuring devices without a trustworthy cached profile...\n");
+        xo__background_wait(ctx);
+    }
     xo__tool_print_devices(stdout, ctx, start);
     xo_context_destroy(ctx);
     return fflush(stdout) == 0 ? XO_TOOL_OK : XO_TOOL_FAIL;

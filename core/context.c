@@ -104,6 +104,7 @@ static void load_plugins(xo_context *ctx, unsigned plugin_mask)
 
 static void context_free(xo_context *ctx)
 {
+    xo__background_stop(ctx); /* before the devices it may still publish into go away */
     for (int d = 0; d < ctx->ndev; d++)
         if (ctx->dev[d].plugin->finish)
             ctx->dev[d].plugin->finish(ctx->dev[d].pstate, ctx->dev[d].pdev);
@@ -114,21 +115,32 @@ static void context_free(xo_context *ctx)
     xo__summary_free(ctx);
     xo__dispatch_free(ctx);
     free(ctx->stat_slots);
+    pthread_mutex_destroy(&ctx->profile_lock);
     free(ctx);
 }
 
-xo_status xo_context_create(xo_context **out)
+/* `private_`: a context of the library's own (background calibration): it measures
+ * nothing at creation, forces nothing, injects no faults and prints no summary. */
+static xo_status create(xo_context **out, int private_)
 {
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
     *out = NULL;
     xo__env env;
     XO_RETURN_IF_ERROR(xo__env_read(&env));
-    atomic_store(&xo__log_level, env.log_level);
+    if (private_) {
+        env.calibrate = XO_CALIBRATE_OFF;
+        env.summary = 0;
+        env.nfaults = 0;
+        snprintf(env.device, sizeof env.device, "auto");
+    } else {
+        atomic_store(&xo__log_level, env.log_level);
+    }
 
     xo_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
+    pthread_mutex_init(&ctx->profile_lock, NULL);
     ctx->id = atomic_fetch_add(&next_context_id, 1);
     ctx->threads = env.threads;
     ctx->calibrate = env.calibrate;
@@ -174,6 +186,10 @@ xo_status xo_context_create(xo_context **out)
     return XO_OK;
 }
 
+xo_status xo_context_create(xo_context **out) { return create(out, 0); }
+
+xo_status xo__context_create_private(xo_context **out) { return create(out, 1); }
+
 void xo_context_destroy(xo_context *ctx)
 {
     if (!ctx)
@@ -197,7 +213,9 @@ xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *
     if (device < 0 || device >= ctx->ndev)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_get_info: device = %d is not in [0, %d)", device,
                          ctx->ndev);
+    pthread_mutex_lock((pthread_mutex_t *)&ctx->profile_lock); /* background calibration publishes */
     *out = ctx->dev[device].info;
+    pthread_mutex_unlock((pthread_mutex_t *)&ctx->profile_lock);
     return XO_OK;
 }
 

@@ -179,6 +179,19 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
     return f;
 }
 
+void xo__correction_reset_device(xo__correction *c, int dev)
+{
+    if (!c || dev < 0 || dev >= c->ndev)
+        return;
+    size_t per = (size_t)XO_OP_KIND_COUNT * 2 * NCLASS;
+    pthread_mutex_lock(&c->lock);
+    ratio_ring *r = &c->cells[(size_t)dev * per];
+    memset(r, 0, per * sizeof *r);
+    for (size_t i = 0; i < per; i++)
+        r[i].factor = 1.0;
+    pthread_mutex_unlock(&c->lock);
+}
+
 double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls)
 {
     ratio_ring *r = cell(c, dev, kind, dtype, cls);

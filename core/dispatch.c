@@ -399,8 +399,11 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     xo__profile prof[XO_MAX_DEVICES];
     int support[XO_MAX_DEVICES];
     double factor[XO_MAX_DEVICES];
-    for (int d = 0; d < ctx->ndev; d++) {
+    pthread_mutex_lock(&ctx->profile_lock); /* background calibration may publish */
+    for (int d = 0; d < ctx->ndev; d++)
         prof[d] = ctx->dev[d].profile;
+    pthread_mutex_unlock(&ctx->profile_lock);
+    for (int d = 0; d < ctx->ndev; d++) {
         support[d] = d == 0 ? XO_SUPPORT_YES
                      : op->cpu_only ? XO_SUPPORT_NO
                                     : xo__device_support(ctx, d, op->desc.kind, op->desc.dtype);

@@ -256,7 +256,7 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         snprintf(why, whycap, "kind = \"%s\": allowed cpu, gpu, accelerator", val);
         return 0;
     }
-    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0) {
+    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0 || strcmp(key, "provisional") == 0) {
         int f;
         if (!parse_flag(val, &f)) {
             snprintf(why, whycap, "%s = \"%s\": allowed 0 or 1", key, val);
@@ -264,8 +264,18 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         }
         if (key[0] == 'h')
             p->info.host_unified = f;
-        else
+        else if (key[0] == 'f')
             p->info.fp64 = f;
+        else
+            p->provisional = f;
+        return 1;
+    }
+    if (strcmp(key, "spread") == 0) {
+        if (!parse_number(val, &d)) {
+            snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", key, val);
+            return 0;
+        }
+        p->spread = d;
         return 1;
     }
     int is_double = 0;
@@ -486,6 +496,9 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         if (p->op_launch_us[k] > 0.0)
             fprintf(f, "launch_us_%s = %.6g\n", xo__ops[k].name, p->op_launch_us[k]);
+    fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
+    fprintf(f, "spread = %.3g\n", p->spread);
+    fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);
     /* last: a file cut short at a line boundary then no longer matches any device */
     put_string(f, "library_version", p->library_version);
     int bad = ferror(f);

@@ -45,6 +45,9 @@ typedef struct xo__profile {
     double stream_gbps[2];                      /* [dtype] elementwise-kernel bandwidth */
     double op_launch_us[XO_OP_KIND_COUNT];      /* per-kind launch floor; 0 = info.launch_us */
     char library_version[32];                   /* XO_VERSION_STRING when written */
+    int provisional;  /* not a trustworthy measurement: defaults standing in until one is made,
+                         or runs that disagreed (a busy machine); measured again later */
+    double spread;    /* worst dispersion of the repeated runs behind it: (q3 - q1) / median */
 } xo__profile;
 
 /* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
@@ -161,6 +164,8 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
 void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls,
                            double predicted_us, double measured_us);
 void xo__correction_reset(xo__correction *c);
+/* Forget what was learned for one device (its profile was replaced). */
+void xo__correction_reset_device(xo__correction *c, int dev);
 /* The factor in force without counting a look-up (no decay): for reports. */
 double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
 #define XO_SIZE_CLASSES 48
@@ -202,6 +207,7 @@ typedef struct xo__device {
     _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
+    int measure_later;   /* its profile is a stand-in or untrusted: background calibration measures it */
 } xo__device;
 
 typedef struct xo__fault {
@@ -237,6 +243,10 @@ struct xo_context {
     const xo_host_blas *host_blas; /* device 0's host BLAS entries for the express path, or NULL */
     xo__correction *correction;
     xo__summary *summary;          /* XO_LOG=summary, else NULL */
+    pthread_mutex_t profile_lock;  /* dev[].profile and the figures of dev[].info: background
+                                      calibration replaces them while ops run */
+    struct xo__background *background; /* calibration of provisional profiles (calibrate.c) */
+    _Atomic int *calib_cancel;     /* in a background calibration's private context: stop */
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -296,6 +306,21 @@ xo_status xo__calibrate_device(xo_context *ctx, int dev, xo__profile *out,
  * write it (XO_CALIBRATE), or use defaults; fills ctx->dev[d].profile and the figures
  * of ctx->dev[d].info. `force` re-measures everything (xo calibrate --force). */
 xo_status xo__profiles_init(xo_context *ctx, int force, xo__progress_fn progress, void *user);
+/* Replace device dev's profile (and the figures of its info), safely while ops run. */
+void xo__device_set_profile(xo_context *ctx, int dev, const xo__profile *p);
+/* The cached profile's path for device dev; 0 (and "") when there is no cache. */
+int xo__profile_path(const xo_context *ctx, int dev, char *out, size_t cap);
+/* A context of the library's own: nothing measured at creation, nothing forced. */
+xo_status xo__context_create_private(xo_context **out);
+/* Profiles that are provisional at creation (no cached profile for a device other than
+ * the CPU, or one whose runs disagreed) are measured by a background thread in a private
+ * context, then published into ctx and cached. Wait for it (the xo tool does), or stop it
+ * (xo_context_destroy: cancels between two measurement runs). */
+void xo__background_start(xo_context *ctx);
+void xo__background_wait(xo_context *ctx);
+void xo__background_stop(xo_context *ctx);
+/* XO_ERR_DEVICE when the calibration running in ctx is to stop, else XO_OK. */
+xo_status xo__calibration_cancelled(const xo_context *ctx);
 /* Explicitly re-calibrate (for `xo calibrate`): like profiles_init with progress. */
 xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user);
 
