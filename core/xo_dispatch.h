@@ -12,8 +12,8 @@
 
 #include "xo_internal.h"
 
-#define XO_CACHE_WAYS 2
-#define XO_CACHE_SETS_LOG2 7 /* 128 sets of 2: 256 decisions per thread */
+#define XO_CACHE_WAYS 4
+#define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
 #define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
 #define XO_KEY_WORDS 6
 #define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
@@ -130,7 +130,7 @@ static inline void xo__op_key(const xo__op *op, uint64_t key[XO_KEY_WORDS])
     key[5] = res;
 }
 
-/* Two-way sets indexed by a hash of the whole key, so every distinct op, shape, set of
+/* Four-way sets indexed by a hash of the whole key, so every distinct op, shape, set of
  * buffer sizes and residency has its own place whatever else the program runs. Returns
  * the entry that hit, or on a miss the one to replace (*hit = 0; the caller picks by the
  * cold part's stamps: xo__cache_victim). */
