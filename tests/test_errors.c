@@ -280,6 +280,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(gemm), BOTH(gemv), BOTH(axpy), BOTH(scal), BOTH(dot), BOTH(nrm2),
         BOTH(unary), BOTH(binary), BOTH(bias), BOTH(reduce),
+        BOTH(copy), BOTH(fill), BOTH(axpby), BOTH(ger), BOTH(binary_scalar), BOTH(scale_by),
+        BOTH(softmax), BOTH(reduce_axis), BOTH(gemm_bias_act),
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_context_devices),
         cmocka_unit_test(test_cpu_spec_forms),
@@ -447,7 +449,7 @@ static void TEST(unary)(void **state)
     INVALID(FN(unary), "ctx", XO(unary)(NULL, XO_TANH, 4, X, 0, Y, 0));
     INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)99, 4, X, 0, Y, 0));
     INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)-1, 4, X, 0, Y, 0));
-    INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)(XO_SIGMOID_GRAD + 1), 0, X, 0, Y, 0));
+    INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)(XO_IDENTITY + 1), 0, X, 0, Y, 0));
     INVALID(FN(unary), "x", XO(unary)(g_ctx, XO_TANH, 4, NULL, 0, Y, 0));
     INVALID(FN(unary), "y", XO(unary)(g_ctx, XO_TANH, 4, X, 0, NULL, 0));
     INVALID(FN(unary), "x|x_off", XO(unary)(g_ctx, XO_TANH, 4, X, E - 3, Y, 0));
@@ -503,6 +505,8 @@ static void TEST(reduce)(void **state)
     INVALID(FN(reduce), "out|x", XO(reduce)(g_ctx, XO_SUM, 4, X, 0, X, 2));
     INVALID(FN(reduce), "n", XO(reduce)(g_ctx, XO_MAX_ELEMENT, 0, X, 0, O, 0));
 }
+
+#include "test_errors_nn.c" /* the 0.3 ops */
 
 #undef CAT_
 #undef CAT
