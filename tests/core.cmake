@@ -55,3 +55,8 @@ xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBR
 # far below the CPU (OPENBLAS_CORETYPE is read when OpenBLAS loads, so ctest sets it).
 xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_CORETYPE=Prescott)
+# The bench's real programs (neural ODE, RNN) against their plain-CBLAS twins.
+xo_add_test(test_programs SOURCES test_programs.c ${PROJECT_SOURCE_DIR}/bench/bench_ode.c
+            ${PROJECT_SOURCE_DIR}/bench/bench_rnn.c LIBS xo_testutil crossover_internal crossover::openblas m
+            ENV XO_CALIBRATE=off)
+target_include_directories(test_programs PRIVATE ${PROJECT_SOURCE_DIR}/bench)
