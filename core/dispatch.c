@@ -388,9 +388,44 @@ static xo_status fall_back(xo__op *op, int failed, const xo_decision *dec, int *
  * entry is re-evaluated (and its timing fed to the correction) on its first
  * XO_LEARN_CALLS uses and then on every XO_REFRESH-th, so corrections still take effect. */
 
+/* ---- queues: what each asynchronous device has still to do (predicted) ---------------- */
+
+/* Each device's wait until its queued work is done, in us; 1 if any is busy. */
+static int queue_waits(const xo_context *ctx, double *wait)
+{
+    int busy = 0;
+    double now = -1;
+    for (int d = 0; d < ctx->ndev; d++) {
+        uint64_t until = atomic_load_explicit(&ctx->dev[d].busy_until_ns, memory_order_relaxed);
+        wait[d] = 0;
+        if (!until)
+            continue;
+        if (now < 0)
+            now = xo__now_us();
+        double w = (double)until * 1e-3 - now;
+        if (w > 0) {
+            wait[d] = w;
+            busy = 1;
+        }
+    }
+    return busy;
+}
+
+/* An op of `us` was queued on d: its queue ends that much later. */
+static void queue_add(xo_context *ctx, int d, double us)
+{
+    if (!(us > 0))
+        return;
+    _Atomic uint64_t *until = &ctx->dev[d].busy_until_ns;
+    uint64_t now = (uint64_t)(xo__now_us() * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
+    do
+        next = (old > now ? old : now) + (uint64_t)(us * 1e3);
+    while (!atomic_compare_exchange_weak_explicit(until, &old, next, memory_order_relaxed, memory_order_relaxed));
+}
+
 /* Evaluate the model on every device through xo__place: fills dec->est, raw
  * (uncorrected compute) and returns the cost-based choice. */
-static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int *out_failed)
+static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int *out_failed, const double *wait)
 {
     xo_context *ctx = op->ctx;
     xo__op_cost cost;
@@ -413,7 +448,7 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     }
     xo__placement pl;
     xo__place(&(xo__place_in){.profiles = prof, .ndev = ctx->ndev, .cost = &cost, .correction = factor,
-                              .support = support, .forced = -1},
+                              .support = support, .forced = -1, .wait_us = wait},
               &pl);
     memcpy(dec->est, pl.est, (size_t)ctx->ndev * sizeof pl.est[0]);
     memcpy(raw, pl.raw, (size_t)ctx->ndev * sizeof pl.raw[0]);
@@ -458,10 +493,15 @@ xo_status xo__dispatch_slow(xo__op *op)
             summary_flush(ctx, ce);
     }
     learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & cc->refresh_mask) == 0;
-    if (learn) {
+    double wait[XO_MAX_DEVICES];
+    int busy = queue_waits(ctx, wait);
+    if (learn || busy) {
+        /* With work queued somewhere, the cached choice (made with idle devices) may be
+         * wrong now: the model decides, counting each device's queue; such a decision is
+         * not cached. */
         slot->lazy = NULL;
-        best = evaluate(op, dec, raw, &cls, &failed_dev);
-        if (ce) {
+        best = evaluate(op, dec, raw, &cls, &failed_dev, busy ? wait : NULL);
+        if (ce && learn && !busy) {
             release_entry(ce);
             cc->stamp = ++xo__tl.clock;
             cc->best = best;
@@ -523,6 +563,8 @@ xo_status xo__dispatch_slow(xo__op *op)
     dec->device = ran;
     if (ran != best)
         dec->forced = 0;
+    if (ran == best && ran != 0 && ctx->dev[ran].plugin->drain_timings)
+        queue_add(ctx, ran, est[ran].launch_us + est[ran].compute_us);
     if (failed_dev >= 0 && failed_dev != ran)
         atomic_fetch_add_explicit(&ctx->dev[failed_dev].stats.fallbacks, 1, memory_order_relaxed);
     if (ctx->summary) /* synchronous devices only: an enqueue's time says nothing */
@@ -591,6 +633,7 @@ xo_status xo_finish(xo_context *ctx)
                 first = xo__error(st, "xo_finish: device %d (%s): %s", d, dev->info.plugin, xo_last_error());
         }
         drain_timings(ctx, d);
+        atomic_store_explicit(&dev->busy_until_ns, 0, memory_order_relaxed); /* its queue is empty */
     }
     return first;
 }

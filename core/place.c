@@ -5,6 +5,28 @@
  * builds kernels or takes a lock: the callers resolve those first. */
 #include "xo_internal.h"
 
+/* How long an op placed on d waits before it starts: for d's own queue, and for every
+ * operand it must fetch from a device whose queue is still producing it (StarPU dmda's
+ * expected start time). */
+static double start_wait(const xo__place_in *in, int d)
+{
+    if (!in->wait_us)
+        return 0.0;
+    double w = in->wait_us[d];
+    for (int i = 0; i < in->cost->noperands; i++) {
+        uint32_t v = in->cost->operand[i].valid;
+        if ((v & (1u << d)) || (v & 1u))
+            continue; /* current there, or on the host */
+        for (int h = 1; h < in->ndev; h++)
+            if (v & (1u << h)) {
+                if (in->wait_us[h] > w)
+                    w = in->wait_us[h];
+                break;
+            }
+    }
+    return w;
+}
+
 /* The device holding the largest operand that must be current (0 when on the host). */
 static int home_device(int ndev, const xo__op_cost *cost)
 {
@@ -50,6 +72,7 @@ void xo__place(const xo__place_in *in, xo__placement *out)
         }
         double f = in->correction ? in->correction[d] : 1.0;
         xo__estimate(in->profiles, ndev, d, in->cost, f, e);
+        e->total_us += start_wait(in, d); /* the expected finish, not the op alone */
         out->raw[d] = f > 0 ? e->compute_us / f : e->compute_us;
         if (best < 0 || e->total_us < out->est[best].total_us)
             best = d;

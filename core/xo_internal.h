@@ -128,6 +128,7 @@ typedef struct xo__place_in {
     const double *correction;    /* [ndev] factors on compute in force, or NULL: none */
     const int *support;          /* [ndev] XO_SUPPORT_* (device 0, the CPU, runs everything) */
     int forced;                  /* XO_DEVICE / xo_set_device, or -1: by cost */
+    const double *wait_us;       /* [ndev] until the work queued on each device is done, or NULL */
 } xo__place_in;
 
 typedef struct xo__placement {
@@ -208,6 +209,7 @@ typedef struct xo__device {
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
     int measure_later;   /* its profile is a stand-in or untrusted: background calibration measures it */
+    _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__now_us ns); 0: idle */
 } xo__device;
 
 typedef struct xo__fault {
