@@ -1,16 +1,18 @@
 /* Four threads, one context, and input buffers that every thread's ops read at once
  * (CONTRACT.md, "Threads"): gemm, gemv, axpy, dot, nrm2, unary and binary over the same
  * shared operands, each thread writing its own outputs and checking them against a
- * plain reference, under auto placement, forced opencl and forced cpu. Before each
- * phase the main thread rewrites the shared inputs; in every other round it also scales
- * two of them on the OpenCL device, so that they are current there only and the
- * threads' first uses race to bring them back to the host.
+ * plain reference, under auto placement, forced on the first device of a plugin
+ * (argument 1, default opencl; skipped without one) and forced cpu. Before each phase
+ * the main thread rewrites the shared inputs; in every other round it also scales two
+ * of them on that device, so that they are current there only and the threads' first
+ * uses race to bring them back to the host.
  *
- * With the argument "exact" (run with XO_ZERO_COPY=off, where every move is a real copy
- * and counted) the OpenCL device's transfer counters must show each shared buffer moved
- * once per phase, however many threads needed it: two readers bringing the same buffer
- * somewhere move it once. Under ThreadSanitizer (XO_SANITIZE=thread) this test is also
- * the race check of buffer residency, device copies and statistics. */
+ * With "exact" as argument 2 (where every move is a real copy and counted: XO_ZERO_COPY=off,
+ * or a device that does not share host memory) the device's transfer counters must show
+ * each shared buffer moved once per phase, however many threads needed it: two readers
+ * bringing the same buffer somewhere move it once. Under ThreadSanitizer
+ * (XO_SANITIZE=thread) this test is also the race check of buffer residency, device
+ * copies, statistics and the plugins' entry points. */
 #include "xo_test.h"
 
 #include <math.h>
@@ -34,7 +36,8 @@ typedef struct shared_in {
 
 static xo_context *g_ctx;
 static int g_exact;        /* transfers are real copies: check their counts */
-static int g_cl = -1;      /* the OpenCL device, or -1 */
+static const char *g_plugin; /* the plugin under test */
+static int g_dev = -1;       /* its first device, or -1 */
 static xo_buffer *g_a, *g_b, *g_x, *g_z;
 static shared_in g_in;
 static pthread_barrier_t g_start, g_end;
@@ -131,8 +134,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* New shared inputs (scaled by 2 on the OpenCL device when `on_device`: then x and b
- * are current there only) and their references. */
+/* New shared inputs (scaled by 2 on the device under test when `on_device`: then x and
+ * b are current there only) and their references. */
 static void prepare(int seed, int on_device)
 {
     shared_in *in = &g_in;
@@ -146,7 +149,7 @@ static void prepare(int seed, int on_device)
     xot_assert_ok(xo_buffer_write(g_z, 0, in->z, sizeof in->z));
     if (on_device) {
         char spec[64];
-        xot_device_spec(g_ctx, g_cl, spec, sizeof spec);
+        xot_device_spec(g_ctx, g_dev, spec, sizeof spec);
         xot_assert_ok(xo_set_device(g_ctx, spec));
         xot_assert_ok(xo_sscal(g_ctx, VN, 2.0f, g_x, 0, 1));
         xot_assert_ok(xo_sscal(g_ctx, GK * GN, 2.0f, g_b, 0, 1));
@@ -161,12 +164,12 @@ static void prepare(int seed, int on_device)
     xot_ref_sbinary(XO_MUL, VN, in->x, in->z, in->s);
 }
 
-/* Bytes the OpenCL device must have moved in one phase when every move is a copy. */
+/* Bytes the device under test must have moved in one phase when every move is a copy. */
 static void expected_moves(int forced, int on_device, uint64_t *in_bytes, uint64_t *out_bytes)
 {
     const uint64_t a = sizeof g_in.a, b = sizeof g_in.b, v = VN * FSZ;
     *in_bytes = *out_bytes = 0;
-    if (forced == g_cl) {
+    if (forced == g_dev) {
         /* a and z (and x, b unless they are there already) once; each thread's own w,
          * which axpy reads. Each thread reads back its seven outputs, and x once in all
          * when it was current on the device only. */
@@ -199,12 +202,12 @@ static void run_phases(const char *placement, int forced)
     }
     int failed = 0;
     for (int round = 0; round < ROUNDS && !failed; round++) {
-        int on_device = g_cl >= 0 && round % 2 == 1;
+        int on_device = g_dev >= 0 && round % 2 == 1;
         prepare(100 * round + forced + 7, on_device);
         xot_assert_ok(xo_set_device(g_ctx, placement));
         xo_stats before = {0}, after = {0};
-        if (g_cl >= 0)
-            xot_assert_ok(xo_stats_get(g_ctx, g_cl, &before));
+        if (g_dev >= 0)
+            xot_assert_ok(xo_stats_get(g_ctx, g_dev, &before));
         pthread_barrier_wait(&g_start);
         pthread_barrier_wait(&g_end);
         for (int i = 0; i < NTHREADS; i++)
@@ -213,14 +216,14 @@ static void run_phases(const char *placement, int forced)
                             ws[i].msg);
                 failed = 1;
             }
-        if (failed || !g_exact || g_cl < 0)
+        if (failed || !g_exact || g_dev < 0)
             continue;
-        xot_assert_ok(xo_stats_get(g_ctx, g_cl, &after));
+        xot_assert_ok(xo_stats_get(g_ctx, g_dev, &after));
         uint64_t want_in, want_out;
         expected_moves(forced, on_device, &want_in, &want_out);
         if (forced >= 0 && (after.bytes_in - before.bytes_in != want_in ||
                             after.bytes_out - before.bytes_out != want_out)) {
-            print_error("%s, round %d: opencl moved %llu bytes in and %llu out, want %llu and %llu "
+            print_error("%s, round %d: the device moved %llu bytes in and %llu out, want %llu and %llu "
                         "(each shared buffer once)\n", placement, round,
                         (unsigned long long)(after.bytes_in - before.bytes_in),
                         (unsigned long long)(after.bytes_out - before.bytes_out), (unsigned long long)want_in,
@@ -249,14 +252,14 @@ static void test_shared_auto(void **state)
     run_phases("auto", -1);
 }
 
-static void test_shared_opencl(void **state)
+static void test_shared_device(void **state)
 {
     (void)state;
-    if (g_cl < 0)
+    if (g_dev < 0)
         skip();
     char spec[64];
-    xot_device_spec(g_ctx, g_cl, spec, sizeof spec);
-    run_phases(spec, g_cl);
+    xot_device_spec(g_ctx, g_dev, spec, sizeof spec);
+    run_phases(spec, g_dev);
 }
 
 static void test_shared_cpu(void **state)
@@ -272,8 +275,8 @@ static int setup(void **state)
         return -1;
     for (int d = 0; d < xo_device_count(g_ctx); d++) {
         xo_device_info info;
-        if (xo_device_get_info(g_ctx, d, &info) == XO_OK && strcmp(info.plugin, "opencl") == 0) {
-            g_cl = d;
+        if (xo_device_get_info(g_ctx, d, &info) == XO_OK && strcmp(info.plugin, g_plugin) == 0) {
+            g_dev = d;
             break;
         }
     }
@@ -297,9 +300,10 @@ static int teardown(void **state)
 
 int main(int argc, char **argv)
 {
-    g_exact = argc > 1 && strcmp(argv[1], "exact") == 0;
+    g_plugin = argc > 1 ? argv[1] : "opencl";
+    g_exact = argc > 2 && strcmp(argv[2], "exact") == 0;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shared_opencl),
+        cmocka_unit_test(test_shared_device),
         cmocka_unit_test(test_shared_cpu),
         cmocka_unit_test(test_shared_auto),
     };
