@@ -22,8 +22,12 @@ xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
         free(b);
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: cannot allocate %zu bytes of host memory", bytes);
     }
+    if (pthread_mutex_init(&b->move_lock, NULL) != 0) {
+        free(host);
+        free(b);
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: pthread_mutex_init failed");
+    }
     memset(host, 0, rounded);
-    pthread_mutex_init(&b->move_lock, NULL);
     b->ctx = ctx;
     b->bytes = bytes;
     b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
