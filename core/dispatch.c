@@ -247,7 +247,7 @@ static void describe_cost(const xo__op *op, xo__op_cost *cost)
         if (seen)
             continue;
         cost->operand[cost->noperands].bytes = (double)b->bytes;
-        cost->operand[cost->noperands].valid = b->valid;
+        cost->operand[cost->noperands].valid = xo__valid(b);
         cost->noperands++;
     }
 }
@@ -279,9 +279,9 @@ static xo_status prepare(xo__op *op, int d)
             continue;
         if (d == 0) {
             /* The host copy is the CPU's: only a stale one needs moving. */
-            if (!(b->valid & 1u) && needs_current(op, i))
+            if (!(xo__valid(b) & 1u) && needs_current(op, i))
                 XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
-            if ((op->writes >> i & 1u) && b->inflight) /* zero-copy devices may still read it */
+            if ((op->writes >> i & 1u) && xo__inflight(b)) /* zero-copy devices may still read it */
                 xo__buffer_host_write_barrier(b, -1);
             op->desc.arg[i].host = b->host;
             continue;
@@ -295,12 +295,15 @@ static xo_status prepare(xo__op *op, int d)
     return XO_OK;
 }
 
-/* After enqueueing on a zero-copy device: those buffers' host memory is in use there. */
+/* After enqueueing on a zero-copy device: those buffers' host memory is in use there
+ * (readers on several threads may mark one buffer at once). */
 static void mark_inflight(xo__op *op, int d)
 {
-    for (int i = 0; i < op->desc.narg; i++)
-        if (op->buf[i] && (op->buf[i]->shared >> d) & 1u)
-            op->buf[i]->inflight |= 1u << d;
+    for (int i = 0; i < op->desc.narg; i++) {
+        xo_buffer *b = op->buf[i];
+        if (b && (xo__shared(b) >> d) & 1u)
+            atomic_fetch_or_explicit(&b->inflight, 1u << d, memory_order_relaxed);
+    }
 }
 
 /* Run on device d. raw_compute_us > 0 feeds the online correction; known_us >= 0 is the
@@ -493,15 +496,10 @@ xo_status xo__dispatch_slow(xo__op *op)
             summary_flush(ctx, ce);
     }
     learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & cc->refresh_mask) == 0;
-    double wait[XO_MAX_DEVICES];
-    int busy = queue_waits(ctx, wait);
-    if (learn || busy) {
-        /* With work queued somewhere, the cached choice (made with idle devices) may be
-         * wrong now: the model decides, counting each device's queue; such a decision is
-         * not cached. */
+    if (learn) {
         slot->lazy = NULL;
-        best = evaluate(op, dec, raw, &cls, &failed_dev, busy ? wait : NULL);
-        if (ce && learn && !busy) {
+        best = evaluate(op, dec, raw, &cls, &failed_dev, NULL);
+        if (ce) {
             release_entry(ce);
             cc->stamp = ++xo__tl.clock;
             cc->best = best;
@@ -513,7 +511,7 @@ xo_status xo__dispatch_slow(xo__op *op)
             cc->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
             int host_ok = 1;
             for (int i = 0; i < op->desc.narg; i++)
-                if ((op->need >> i & 1u) && !(op->buf[i]->valid & 1u))
+                if ((op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
                     host_ok = 0;
             ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
             ce->fast[1] = (uint8_t)host_ok;
@@ -533,6 +531,15 @@ xo_status xo__dispatch_slow(xo__op *op)
         uint32_t u = ++ce->uses;
         ce->fast_until = u < XO_LEARN_CALLS ? 0 : (u + cc->refresh_mask) & ~cc->refresh_mask;
         cc->counted = u; /* this call is counted below */
+    }
+    /* The cache holds decisions for idle devices. A choice of a device other than the CPU
+     * is checked against the work queued now (a busy device only gets dearer, so a CPU
+     * choice stands and keeps its fast path); that check is not cached. */
+    double wait[XO_MAX_DEVICES];
+    if (best != 0 && queue_waits(ctx, wait)) {
+        materialize(slot);
+        slot->lazy = NULL;
+        best = evaluate(op, dec, raw, &cls, &failed_dev, wait);
     }
     const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 

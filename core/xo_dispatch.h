@@ -97,13 +97,13 @@ static inline unsigned xo__op_needs(const xo__op *op)
  * Operand i's part: its need bit, residency and size (each operand's size key rotated by
  * its position; no multiply on the way). */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
-static inline void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes, int i, const xo_buffer *b,
-                                   unsigned need)
+static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes,
+                                                                   int i, const xo_buffer *b, unsigned need)
 {
     _Static_assert(XO_MAX_DEVICES <= 16 && XO_MAX_ARGS <= 4, "residency: 16 bits per operand");
     if (b) {
         *k0 |= (uint64_t)(need & 1u) << (24 + i);
-        *res |= (uint64_t)b->valid << (16 * i);
+        *res |= (uint64_t)xo__valid(b) << (16 * i);
     }
     *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }
@@ -184,7 +184,7 @@ static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ct
     uint64_t busy_ns = e->cpu_known_ns;
     if (!busy_ns)
         atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
-    out->valid = 1u;
+    xo__buffer_mark_written(out, 0);
     e->uses++;
     s->fn = fn;
     s->lazy = e;
@@ -254,7 +254,7 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
     if (!xo__fast_ok(e, hit, forced))
         return xo__dispatch_slow(op);
     for (int i = 0; i < narg; i++)
-        if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
+        if ((writes >> i & 1u) && xo__inflight(buf[i])) /* zero-copy devices may still read it */
             return xo__dispatch_slow(op);
 
     /* The CPU, with every operand it needs current on the host. */
@@ -287,7 +287,7 @@ static inline __attribute__((always_inline)) int xo__express_find(xo_context *ct
 {
     xo__thread *t = &xo__tl;
     xo__decision_slot *s = xo__fast_slot(ctx);
-    if (!s || out->inflight) /* zero-copy devices may still read the output */
+    if (!s || xo__inflight(out)) /* zero-copy devices may still read the output */
         return 0;
     const uint64_t key[XO_KEY_WORDS] = {k0, m, n, k, sizes, res};
     int hit;

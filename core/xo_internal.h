@@ -259,17 +259,35 @@ struct xo_context {
 /* Ticks to microseconds at the rate seen since ctx was created. */
 double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 
+/* Threads (CONTRACT.md): several threads' ops may read a buffer at once; an op that
+ * writes it has it to itself. So readers only ever add copies: they set bits of `valid`
+ * (after the copy is complete, with release order; readers test bits with acquire
+ * loads, a plain load on x86) and of `inflight`, and allocate or fill device copies
+ * under `move_lock`, which makes two readers that bring the buffer to one device move
+ * it once. Only a writer clears bits or replaces `valid`. */
 struct xo_buffer {
     xo_context *ctx;
     size_t bytes;
     void *host;                           /* XO_HOST_ALIGN-aligned host copy */
-    uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
-    uint32_t shared;                      /* bit d: device d's copy is the host copy (zero-copy) */
-    uint32_t inflight;                    /* bit d: shared device d may have queued ops on it */
+    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host */
+    _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
+    _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
-    xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies */
+    xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
+    pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
+
+/* Where `b` is current (bit d: device d; bit 0: the host). Acquire: a set bit's copy is
+ * complete for the caller. */
+static inline uint32_t xo__valid(const xo_buffer *b) { return atomic_load_explicit(&b->valid, memory_order_acquire); }
+/* Devices whose copy of `b` is its host copy (zero-copy). */
+static inline uint32_t xo__shared(const xo_buffer *b) { return atomic_load_explicit(&b->shared, memory_order_relaxed); }
+/* Shared devices that may still have queued ops on `b`'s host memory. */
+static inline uint32_t xo__inflight(const xo_buffer *b)
+{
+    return atomic_load_explicit(&b->inflight, memory_order_relaxed);
+}
 
 /* Before anything writes the host copy: wait for queued ops on shared devices that may
  * still read it (zero-copy), except on device `except` (its own queue orders them). */
@@ -283,8 +301,12 @@ int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
 xo_status xo__buffer_make_current(xo_buffer *b, int dev);
 /* Give `b` an allocation on `dev` without moving data (for outputs the op overwrites). */
 xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
-/* After a write on `dev`: that copy is the only current one. */
-void xo__buffer_mark_written(xo_buffer *b, int dev);
+/* After a write on `dev`: that copy is the only current one. The writer has the buffer
+ * to itself; release orders its write before the bit for the threads it hands it to. */
+static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
+{
+    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release);
+}
 
 /* Run one described op on device `dev` (operands given as buffers + element offsets),
  * bypassing placement: used by calibration. Residency is handled as for any op. */

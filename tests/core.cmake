@@ -29,6 +29,11 @@ if(TARGET crossover_opencl)
 endif()
 # One context, four threads.
 xo_add_test(test_threads SOURCES test_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# Input buffers shared by four threads' ops: results, and ("exact": every move a real
+# copy) each shared buffer moved once however many threads need it. Run under
+# ThreadSanitizer by .ci/run (XO_SANITIZE=thread, ctest -R threads).
+xo_add_test(test_threads_shared SOURCES test_threads_shared.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+xo_add_test(test_threads_shared_copy EXE test_threads_shared ARGS opencl exact ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
 # Residency and transfer counters (needs an OpenCL device, else skipped).
 # Exact byte counts of real copies: the copy path (XO_ZERO_COPY=off), even on a
 # host-unified device such as PoCL. test_zero_copy covers the shared path.

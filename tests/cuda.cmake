@@ -38,3 +38,5 @@ xo_add_test(test_cuda_kernels_mock EXE test_cuda_kernels ENV ${XO_CUDA_MOCK_ENV}
 if(TARGET test_conformance)
   xo_add_test(conformance_cuda_mock EXE test_conformance ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
 endif()
+# The plugin's entry points from four threads at once, over shared input buffers.
+xo_add_test(test_threads_shared_cuda_mock EXE test_threads_shared ARGS cuda exact ENV ${XO_CUDA_MOCK_ENV})
