@@ -42,3 +42,11 @@ xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
 xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Repeated calls: the decision cache and the express path against the reference.
 xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+# BLAS semantics (alpha/beta == 0 read nothing, scal by 0, nrm2 range), adversarial
+# inputs against reference-BLAS loops; one suite per device (cuda.cmake adds CUDA's).
+add_executable(test_semantics test_semantics.c)
+target_compile_definitions(test_semantics PRIVATE _GNU_SOURCE)
+target_link_libraries(test_semantics PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
+xo_target_warnings(test_semantics)
+xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
+xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)

@@ -13,6 +13,9 @@ if(TARGET test_conformance)
   xo_add_test(conformance_cuda EXE test_conformance ARGS cuda LABELS requires-gpu
               ENV XO_CALIBRATE=off)
 endif()
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda EXE test_semantics ARGS cuda LABELS requires-gpu ENV XO_CALIBRATE=off)
+endif()
 
 # Without a GPU, the plugin's own logic (context/stream handling, staging, timing ring,
 # launch parameters, the two-pass reduction, row-major -> column-major cuBLAS calls)
@@ -37,4 +40,7 @@ xo_add_test(test_cuda_discovery_mock EXE test_cuda_discovery
 xo_add_test(test_cuda_kernels_mock EXE test_cuda_kernels ENV ${XO_CUDA_MOCK_ENV})
 if(TARGET test_conformance)
   xo_add_test(conformance_cuda_mock EXE test_conformance ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
+endif()
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda_mock EXE test_semantics ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
 endif()

@@ -3,7 +3,10 @@
  * comparison, buffer helpers, buffer snapshots and stdout/stderr capture.
  *
  * Reference loops take pointers that already include the element offset; strides,
- * leading dimensions, layouts and transposes follow CBLAS. They accumulate in double. */
+ * leading dimensions, layouts and transposes follow CBLAS. They accumulate in double and
+ * follow reference BLAS's rules: alpha == 0 reads neither A/B (gemm) nor A/x (gemv) nor
+ * x (axpy); beta == 0 does not read C/y; scal by 0 writes zeros; nrm2 is scaled, so it
+ * neither overflows nor underflows where the norm is representable. */
 #ifndef XO_TEST_H
 #define XO_TEST_H
 
