@@ -216,20 +216,28 @@ static void store(const xo_op_desc *op, int i, double v)
         *(double *)ptr(op, i) = v;
 }
 
-/* C = beta*C for gemm with k = 0 (BLAS semantics; beta = 0 writes zeros). */
-static void scale_matrix(const xo_op_desc *op)
+/* Operand i, `outer` runs of `inner` elements (runs `ld` apart), times `factor`; a factor
+ * of 0 writes zeros without reading (BLAS: beta == 0 never reads C, and crossover's scal
+ * by 0 writes zeros over NaN and Inf). */
+static void scale_strided(const xo_op_desc *op, int i, size_t outer, size_t inner, size_t ld, double factor)
 {
-    size_t outer = op->layout == XO_ROW_MAJOR ? op->m : op->n;
-    size_t inner = op->layout == XO_ROW_MAJOR ? op->n : op->m;
     for (size_t r = 0; r < outer; r++) {
         if (op->dtype == XO_F32) {
-            float *c = (float *)ptr(op, 2) + r * op->ld[2];
-            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0f : (float)op->beta * c[j];
+            float *c = (float *)ptr(op, i) + r * ld;
+            for (size_t j = 0; j < inner; j++) c[j] = factor == 0 ? 0.0f : (float)factor * c[j];
         } else {
-            double *c = (double *)ptr(op, 2) + r * op->ld[2];
-            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0 : op->beta * c[j];
+            double *c = (double *)ptr(op, i) + r * ld;
+            for (size_t j = 0; j < inner; j++) c[j] = factor == 0 ? 0.0 : factor * c[j];
         }
     }
+}
+
+/* gemm with k = 0 or alpha = 0 is C = beta*C: A and B are not read. OpenBLAS's gemm
+ * would read them on some paths (NaN in A or B reaches C). */
+static void scale_matrix(const xo_op_desc *op)
+{
+    int row = op->layout == XO_ROW_MAJOR;
+    scale_strided(op, 2, row ? op->m : op->n, row ? op->n : op->m, op->ld[2], op->beta);
 }
 
 static int fits_int(const xo_op_desc *op)
@@ -250,7 +258,7 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
     switch (op->kind) {
     case XO_OP_GEMM:
-        if (k == 0)
+        if (k == 0 || op->alpha == 0)
             scale_matrix(op);
         else if (s)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
@@ -274,7 +282,9 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
             cblas_daxpy(n, op->alpha, ptr(op, 0), ix, ptr(op, 1), iy);
         break;
     case XO_OP_SCAL:
-        if (s)
+        if (op->alpha == 0) /* zeros, whatever the OpenBLAS version does with NaN */
+            scale_strided(op, 0, op->n, 1, op->inc[0], 0.0);
+        else if (s)
             cblas_sscal(n, (float)op->alpha, ptr(op, 0), ix);
         else
             cblas_dscal(n, op->alpha, ptr(op, 0), ix);
