@@ -32,7 +32,7 @@ typedef enum tkind { K_AXPY, K_SCAL, K_DOT, K_UNARY, K_BINARY, K_BIAS, K_REDUCE 
 static const double k_scalars[] = {0, 1, -1, 0.5, 2};
 #define NSCAL 5
 #define SENTINEL (-7777.0) /* output elements the op must not write */
-#define MAXE 1024          /* elements of any host array here */
+#define MAXE 4096          /* elements of any host array here */
 
 /* A value that must not be read: NaN, +Inf, -Inf in turn. */
 static double poison(size_t i)
@@ -53,7 +53,7 @@ static size_t at(xo_layout l, size_t r, size_t c, size_t ld)
 /* The rows x cols matrix at p: poison, or values in [-1, 1] from `seed`. */
 static void fill_matrix(double *p, xo_layout l, size_t rows, size_t cols, size_t ld, int poisoned, uint64_t seed)
 {
-    double v[MAXE];
+    static double v[MAXE];
     xot_fill_d(v, rows * cols, seed, -1, 1);
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++) p[at(l, r, c, ld)] = poisoned ? poison(r * cols + c) : v[r * cols + c];
@@ -70,7 +70,7 @@ static void fill_vector(double *p, size_t n, size_t inc, int poisoned, uint64_t 
 /* A buffer holding h[0..n); for float, h is rounded in place to what the buffer holds. */
 static xo_buffer *upload(tdtype dt, double *h, size_t n)
 {
-    float f[MAXE];
+    static float f[MAXE];
     assert_true(n <= MAXE);
     if (dt == T_F64) return xot_buffer(g_ctx, h, n * sizeof(double));
     for (size_t i = 0; i < n; i++) h[i] = f[i] = (float)h[i];
@@ -79,7 +79,7 @@ static xo_buffer *upload(tdtype dt, double *h, size_t n)
 
 static void download(tdtype dt, xo_buffer *b, double *h, size_t n)
 {
-    float f[MAXE];
+    static float f[MAXE];
     if (dt == T_F64) {
         xot_assert_ok(xo_buffer_read(b, 0, h, n * sizeof(double)));
         return;
@@ -91,7 +91,7 @@ static void download(tdtype dt, xo_buffer *b, double *h, size_t n)
 /* The op ran where it was forced, and b holds `want` (rounded to the dtype). */
 static void expect(tdtype dt, xo_status st, xo_buffer *b, double *want, size_t n, const char *what)
 {
-    double got[MAXE];
+    static double got[MAXE];
     xo_decision dec;
     if (st != XO_OK || xo_last_decision(g_ctx, &dec) != XO_OK || dec.device != g_dev) {
         print_error("%s: status %s, ran on device %d, want %d (%s)\n", what, xo_status_string(st), dec.device,
@@ -133,7 +133,7 @@ static void gemm_case(tdtype dt, xo_layout l, xo_transpose ta, xo_transpose tb, 
     const size_t aoff = 1, boff = 2, coff = 3;
     const size_t na = aoff + xot_mat_span(l, ar, ac, lda) + 2, nb = boff + xot_mat_span(l, br, bc, ldb) + 2,
                  nc = coff + xot_mat_span(l, m, n, ldc) + 2;
-    double a[MAXE], b[MAXE], c[MAXE], want[MAXE];
+    static double a[MAXE], b[MAXE], c[MAXE], want[MAXE];
     set_all(a, na, NAN);
     set_all(b, nb, NAN);
     set_all(c, nc, SENTINEL);
@@ -159,9 +159,10 @@ static void gemm_case(tdtype dt, xo_layout l, xo_transpose ta, xo_transpose tb, 
 static void test_gemm(void **state)
 {
     (void)state;
-    static const size_t shapes[][3] = {{3, 2, 4}, {1, 1, 1}, {4, 3, 1}};
+    /* The last is big enough for CLBlast's indirect kernels (padded copies of C). */
+    static const size_t shapes[][3] = {{3, 2, 4}, {1, 1, 1}, {4, 3, 1}, {40, 33, 35}};
     for (int d = 0; d < ndtypes(); d++)
-        for (int s = 0; s < 3; s++)
+        for (int s = 0; s < 4; s++)
             for (int l = 0; l < 2; l++)
                 for (int t = 0; t < 4; t++)
                     for (int i = 0; i < NSCAL; i++)
@@ -181,7 +182,7 @@ static void gemv_case(tdtype dt, xo_layout l, xo_transpose ta, size_t m, size_t 
     const size_t lda = (l == XO_ROW_MAJOR ? n : m) + 2, aoff = 2, xoff = 1, yoff = 3;
     const size_t na = aoff + xot_mat_span(l, m, n, lda) + 2, nx = xoff + xot_span(lenx, incx) + 2,
                  ny = yoff + xot_span(leny, incy) + 2;
-    double a[MAXE], x[MAXE], y[MAXE], want[MAXE];
+    static double a[MAXE], x[MAXE], y[MAXE], want[MAXE];
     set_all(a, na, NAN);
     set_all(x, nx, NAN);
     set_all(y, ny, SENTINEL);
@@ -225,7 +226,7 @@ static void test_gemv(void **state)
 static void vector_case(tdtype dt, tkind kind, size_t n, size_t incx, size_t incy, double alpha)
 {
     const size_t xoff = 1, yoff = 2, nx = xoff + xot_span(n, incx) + 2, ny = yoff + xot_span(n, incy) + 2;
-    double x[MAXE], y[MAXE], want[MAXE];
+    static double x[MAXE], y[MAXE], want[MAXE];
     xo_buffer *bx, *by = NULL, *out;
     xo_status st;
     char what[128];
@@ -290,7 +291,8 @@ static void test_axpy_scal_dot(void **state)
  * relatively: the norms here are far from 1 in both directions. */
 static void nrm2_case(tdtype dt, const double *v, size_t n, size_t inc, const char *name)
 {
-    double x[MAXE], o[3] = {SENTINEL, NAN, SENTINEL}, got[3];
+    static double x[MAXE];
+    double o[3] = {SENTINEL, NAN, SENTINEL}, got[3];
     const size_t nx = 1 + xot_span(n, inc) + 1;
     set_all(x, nx, NAN);
     for (size_t i = 0; i < n; i++) x[1 + i * inc] = v[i];
@@ -318,7 +320,7 @@ static void nrm2_case(tdtype dt, const double *v, size_t n, size_t inc, const ch
 static void test_nrm2(void **state)
 {
     (void)state;
-    double v[MAXE];
+    static double v[MAXE];
     for (int d = 0; d < ndtypes(); d++) {
         const tdtype dt = dtype_at(d);
         /* Squares of `huge` overflow, squares of `tiny` underflow, in this precision. */
@@ -360,7 +362,7 @@ static void test_nrm2(void **state)
 static void elementwise_case(tdtype dt, tkind kind, int subop, size_t rows, size_t n)
 {
     const size_t off = 2, ld = n + 3, na = off + (rows - 1) * ld + n + 2, nv = off + n + 2;
-    double a[MAXE], b[MAXE], c[MAXE], want[MAXE];
+    static double a[MAXE], b[MAXE], c[MAXE], want[MAXE];
     set_all(a, na, NAN);
     set_all(b, nv, NAN);
     xot_fill_d(a + off, n, 60, -2, 2);
