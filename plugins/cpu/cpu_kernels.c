@@ -216,28 +216,22 @@ static void store(const xo_op_desc *op, int i, double v)
         *(double *)ptr(op, i) = v;
 }
 
-/* Operand i, `outer` runs of `inner` elements (runs `ld` apart), times `factor`; a factor
- * of 0 writes zeros without reading (BLAS: beta == 0 never reads C, and crossover's scal
- * by 0 writes zeros over NaN and Inf). */
-static void scale_strided(const xo_op_desc *op, int i, size_t outer, size_t inner, size_t ld, double factor)
+/* C = beta*C (gemm with k == 0 or alpha == 0), y = beta*y (gemv with alpha == 0) or
+ * x = 0 (scal with alpha == 0), without reading A, B or x (see xo_scale_view). OpenBLAS
+ * is not asked: its gemm reads A and B with alpha == 0 on some paths, and newer
+ * versions keep NaN in scal by 0. A factor of 0 writes zeros without reading. */
+static void scale_output(const xo_op_desc *op)
 {
-    for (size_t r = 0; r < outer; r++) {
+    const xo_scale_view v = xo_op_scale_view(op);
+    for (size_t r = 0; r < v.rows; r++) {
         if (op->dtype == XO_F32) {
-            float *c = (float *)ptr(op, i) + r * ld;
-            for (size_t j = 0; j < inner; j++) c[j] = factor == 0 ? 0.0f : (float)factor * c[j];
+            float *c = (float *)ptr(op, v.arg) + r * v.ld;
+            for (size_t j = 0; j < v.cols; j++) c[j] = v.factor == 0 ? 0.0f : (float)v.factor * c[j];
         } else {
-            double *c = (double *)ptr(op, i) + r * ld;
-            for (size_t j = 0; j < inner; j++) c[j] = factor == 0 ? 0.0 : factor * c[j];
+            double *c = (double *)ptr(op, v.arg) + r * v.ld;
+            for (size_t j = 0; j < v.cols; j++) c[j] = v.factor == 0 ? 0.0 : v.factor * c[j];
         }
     }
-}
-
-/* gemm with k = 0 or alpha = 0 is C = beta*C: A and B are not read. OpenBLAS's gemm
- * would read them on some paths (NaN in A or B reaches C). */
-static void scale_matrix(const xo_op_desc *op)
-{
-    int row = op->layout == XO_ROW_MAJOR;
-    scale_strided(op, 2, row ? op->m : op->n, row ? op->n : op->m, op->ld[2], op->beta);
 }
 
 static int fits_int(const xo_op_desc *op)
@@ -259,7 +253,7 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     switch (op->kind) {
     case XO_OP_GEMM:
         if (k == 0 || op->alpha == 0)
-            scale_matrix(op);
+            scale_output(op);
         else if (s)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
                         (int)op->ld[1], (float)op->beta, ptr(op, 2), (int)op->ld[2]);
@@ -282,8 +276,8 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
             cblas_daxpy(n, op->alpha, ptr(op, 0), ix, ptr(op, 1), iy);
         break;
     case XO_OP_SCAL:
-        if (op->alpha == 0) /* zeros, whatever the OpenBLAS version does with NaN */
-            scale_strided(op, 0, op->n, 1, op->inc[0], 0.0);
+        if (op->alpha == 0)
+            scale_output(op);
         else if (s)
             cblas_sscal(n, (float)op->alpha, ptr(op, 0), ix);
         else

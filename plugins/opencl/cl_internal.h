@@ -115,12 +115,11 @@ xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
 /* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
- * alpha == 0 (CLBlast computes 0 * NaN; these only scale C or y by beta, or write zeros)
- * and nrm2 (CLBlast's squares overflow and underflow; ours are scaled). */
+ * alpha == 0 (CLBlast computes 0 * NaN; these only scale C or y by beta, or write zeros:
+ * xo_op_scales_only) and nrm2 (CLBlast's squares overflow and underflow; ours are scaled). */
 static inline int xo__cl_blas_on_kernels(const xo_op_desc *op)
 {
-    return op->kind == XO_OP_NRM2 ||
-           (op->alpha == 0 && (op->kind == XO_OP_GEMM || op->kind == XO_OP_GEMV || op->kind == XO_OP_SCAL));
+    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
 }
 /* 1 if the program that runs `kind` in `dtype` is built (building it now if never tried). */
 int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);

@@ -310,24 +310,12 @@ static cl_int launch_2d_locked(xo__cl_device *d, cl_kernel k, cl_ulong rows, cl_
 /* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y, or x = 0 (xo_scale). */
 static cl_int run_scale_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
 {
-    const int dt = op->dtype, i = op->kind == XO_OP_SCAL ? 0 : 2, row = op->layout == XO_ROW_MAJOR;
-    cl_ulong rows, cols = 1, ld;
-    if (op->kind == XO_OP_GEMM) {
-        rows = row ? op->m : op->n;
-        cols = row ? op->n : op->m;
-        ld = op->ld[2];
-    } else if (op->kind == XO_OP_GEMV) {
-        rows = op->ta == XO_NO_TRANS ? op->m : op->n;
-        ld = op->inc[1];
-    } else {
-        rows = op->n;
-        ld = op->inc[0];
-    }
-    const double beta = op->kind == XO_OP_SCAL ? 0.0 : op->beta;
-    const cl_double fd = beta;
-    const cl_float ff = (cl_float)beta;
-    cl_mem a = xo__cl_mem(op->arg[i].mem);
-    cl_ulong off = op->arg[i].off;
+    const int dt = op->dtype;
+    const xo_scale_view v = xo_op_scale_view(op);
+    const cl_double fd = v.factor;
+    const cl_float ff = (cl_float)v.factor;
+    cl_mem a = xo__cl_mem(op->arg[v.arg].mem);
+    cl_ulong rows = v.rows, cols = v.cols, ld = v.ld, off = op->arg[v.arg].off;
     const arg args[] = {ARG(rows), ARG(cols), ARG(a), ARG(off), ARG(ld), dt == XO_F64 ? ARG(fd) : ARG(ff)};
     return launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], rows, cols, args, 6, ev, call);
 }
