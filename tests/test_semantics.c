@@ -428,16 +428,11 @@ static void test_elementwise(void **state)
 
 static int run_on(int dev)
 {
-    char spec[64], label[256];
+    char label[256];
     xo_device_info info;
-    xot_device_spec(g_ctx, dev, spec, sizeof spec);
-    if (xo_device_get_info(g_ctx, dev, &info) != XO_OK || xo_set_device(g_ctx, spec) != XO_OK) {
-        fprintf(stderr, "cannot force %s: %s\n", spec, xo_last_error());
-        return 1;
-    }
+    if (xot_force_device(g_ctx, dev, "semantics", &info, label, sizeof label)) return 1;
     g_dev = dev;
     g_fp64 = info.fp64;
-    snprintf(label, sizeof label, "semantics %s (%s)", spec, info.name);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),         cmocka_unit_test(test_gemv), cmocka_unit_test(test_axpy_scal_dot),
         cmocka_unit_test(test_nrm2),         cmocka_unit_test(test_elementwise),

@@ -343,6 +343,18 @@ void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap)
     snprintf(out, cap, "%s:%d", info.plugin, idx);
 }
 
+int xot_force_device(xo_context *ctx, int dev, const char *suite, xo_device_info *info, char *label, size_t cap)
+{
+    char spec[64];
+    xot_device_spec(ctx, dev, spec, sizeof spec);
+    if (xo_device_get_info(ctx, dev, info) != XO_OK || xo_set_device(ctx, spec) != XO_OK) {
+        fprintf(stderr, "cannot force %s: %s\n", spec, xo_last_error());
+        return 1;
+    }
+    snprintf(label, cap, "%s %s (%s)", suite, spec, info->name);
+    return 0;
+}
+
 void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,
                           const char *file, int line)
 {

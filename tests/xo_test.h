@@ -109,6 +109,10 @@ void xot_snap_free(xot_snap *s);
 
 /* Spec naming device `dev` by plugin and index among that plugin's devices ("opencl:1"). */
 void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap);
+/* Force device `dev` by its spec: its info to *info, "SUITE SPEC (NAME)" to label.
+ * 0, or 1 with a message on stderr when it cannot be forced. */
+int xot_force_device(xo_context *ctx, int dev, const char *suite, xo_device_info *info, char *label,
+                     size_t cap);
 /* Assert the calling thread's last decision ran `op` on `dev` (dev < 0: any device)
  * with the given forced flag. */
 void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,
