@@ -65,3 +65,11 @@ xo_add_test(test_programs SOURCES test_programs.c ${PROJECT_SOURCE_DIR}/bench/be
             ${PROJECT_SOURCE_DIR}/bench/bench_rnn.c LIBS xo_testutil crossover_internal crossover::openblas m
             ENV XO_CALIBRATE=off)
 target_include_directories(test_programs PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+# BLAS semantics (alpha/beta == 0 read nothing, scal by 0, nrm2 range), adversarial
+# inputs against reference-BLAS loops; one suite per device (cuda.cmake adds CUDA's).
+add_executable(test_semantics test_semantics.c)
+target_compile_definitions(test_semantics PRIVATE _GNU_SOURCE)
+target_link_libraries(test_semantics PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
+xo_target_warnings(test_semantics)
+xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
+xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)

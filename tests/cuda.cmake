@@ -13,6 +13,9 @@ if(TARGET test_conformance)
   xo_add_test(conformance_cuda EXE test_conformance ARGS cuda LABELS requires-gpu
               ENV XO_CALIBRATE=off)
 endif()
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda EXE test_semantics ARGS cuda LABELS requires-gpu ENV XO_CALIBRATE=off)
+endif()
 
 # Without a GPU, the plugin's own logic (context/stream handling, staging, timing ring,
 # launch parameters, the two-pass reduction, row-major -> column-major cuBLAS calls)
@@ -40,3 +43,6 @@ if(TARGET test_conformance)
 endif()
 # The plugin's entry points from four threads at once, over shared input buffers.
 xo_add_test(test_threads_shared_cuda_mock EXE test_threads_shared ARGS cuda exact ENV ${XO_CUDA_MOCK_ENV})
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda_mock EXE test_semantics ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
+endif()

@@ -1,10 +1,10 @@
 /* A stand-in libcuda.so.1 for testing the CUDA plugin's logic on a machine without a
  * GPU (tests/cuda.cmake builds it into its own directory and puts that directory on
  * LD_LIBRARY_PATH for `conformance_cuda_mock`). It is NOT a CUDA implementation:
- * "device" memory is host memory, every stream runs synchronously, and the four
+ * "device" memory is host memory, every stream runs synchronously, and the six
  * kernels of plugins/cuda/kernels/xo_cuda_kernels.cu are re-implemented in C,
  * including their grid-stride structure, so the plugin's launch parameters (argument
- * order and types, grid sizes, the two-pass reduction) are exercised for real.
+ * order and types, grid sizes, the two-pass reductions) are exercised for real.
  * It also checks what a real driver would reject: the module image must be the
  * embedded fatbin, launches need a block of 256, calls need a current context. */
 #include "cuda_api.h"
@@ -37,6 +37,7 @@ static struct CUmod_st g_module;
 static struct CUfunc_st g_funcs[] = {
     {"xo_unary_f32"}, {"xo_unary_f64"}, {"xo_binary_f32"}, {"xo_binary_f64"},
     {"xo_bias_f32"},  {"xo_bias_f64"},  {"xo_reduce_f32"}, {"xo_reduce_f64"},
+    {"xo_scale_f32"}, {"xo_scale_f64"}, {"xo_nrm2_f32"},   {"xo_nrm2_f64"},
 };
 
 #define NEED_CTX() \
@@ -179,7 +180,29 @@ CUresult cuGetErrorName(CUresult error, const char **name)
 #define BLOCK 256ull
 typedef unsigned long long u64;
 
-#define MOCK_KERNELS(T, S)                                                                    \
+/* nrm2's constants (Blue's algorithm, as in the .cu file): TSML, TBIG, SSML, SBIG. */
+#define MOCK_KERNELS(T, S, TSML, TBIG, SSML, SBIG)                                            \
+    static void nrm2_add_##S(T v, T *s)                                                       \
+    {                                                                                         \
+        T ax = (T)fabs(v);                                                                    \
+        if (ax > TBIG) s[2] += (ax * SBIG) * (ax * SBIG);                                     \
+        else if (ax < TSML) s[0] += (ax * SSML) * (ax * SSML);                                \
+        else s[1] += ax * ax;                                                                 \
+    }                                                                                         \
+    static T nrm2_finish_##S(T sml, T med, T big)                                             \
+    {                                                                                         \
+        if (big > 0) {                                                                        \
+            if (med > 0 || med != med) big += (med * SBIG) * SBIG;                            \
+            return (T)sqrt(big) / SBIG;                                                       \
+        }                                                                                     \
+        if (sml > 0) {                                                                        \
+            if (!(med > 0 || med != med)) return (T)sqrt(sml) / SSML;                         \
+            T ym = (T)sqrt(med), ys = (T)sqrt(sml) / SSML;                                    \
+            T ymin = ys > ym ? ym : ys, ymax = ys > ym ? ys : ym;                             \
+            return ymax * (T)sqrt(1 + (ymin / ymax) * (ymin / ymax));                         \
+        }                                                                                     \
+        return (T)sqrt(med);                                                                  \
+    }                                                                                         \
     static T unary_##S(int op, T v)                                                           \
     {                                                                                         \
         switch (op) {                                                                         \
@@ -232,6 +255,30 @@ typedef unsigned long long u64;
                 for (u64 r = by; r < rows; r += gy)                                           \
                     for (u64 t = 0; t < stride; t++)                                          \
                         for (u64 c = t; c < cols; c += stride) a[r * lda + c] += bias[c];     \
+        } else if (strcmp(kind, "scale") == 0) {                                              \
+            T *a = (T *)(uintptr_t)*(CUdeviceptr *)p[0];                                      \
+            u64 rows = *(u64 *)p[1], cols = *(u64 *)p[2], lda = *(u64 *)p[3];                 \
+            T f = *(T *)p[4];                                                                 \
+            for (u64 by = 0; by < gy; by++)                                                   \
+                for (u64 r = by; r < rows; r += gy)                                           \
+                    for (u64 t = 0; t < stride; t++)                                          \
+                        for (u64 c = t; c < cols; c += stride)                                \
+                            a[r * lda + c] = f == 0 ? 0 : f * a[r * lda + c];                 \
+        } else if (strcmp(kind, "nrm2") == 0) { /* triples per block, or the norm */         \
+            const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
+            u64 n = *(u64 *)p[1], inc = *(u64 *)p[2];                                         \
+            T *out = (T *)(uintptr_t)*(CUdeviceptr *)p[3];                                    \
+            int stage = *(int *)p[4];                                                         \
+            for (u64 b = 0; b < gx; b++) {                                                    \
+                T s[3] = {0, 0, 0};                                                           \
+                for (u64 t = 0; t < BLOCK; t++)                                               \
+                    for (u64 i = b * BLOCK + t; i < n; i += stride)                           \
+                        for (int j = 0; j < 3 && stage; j++) s[j] += x[3 * i + j];            \
+                for (u64 t = 0; t < BLOCK && !stage; t++)                                     \
+                    for (u64 i = b * BLOCK + t; i < n; i += stride) nrm2_add_##S(x[i * inc], s); \
+                if (gx == 1) out[0] = nrm2_finish_##S(s[0], s[1], s[2]);                      \
+                else for (int j = 0; j < 3; j++) out[3 * b + j] = s[j];                       \
+            }                                                                                 \
         } else { /* reduce: out[block] = this block's share */                                \
             const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
             u64 n = *(u64 *)p[1];                                                             \
@@ -247,8 +294,8 @@ typedef unsigned long long u64;
         }                                                                                     \
     }
 
-MOCK_KERNELS(float, f32)
-MOCK_KERNELS(double, f64)
+MOCK_KERNELS(float, f32, 0x1p-63f, 0x1p52f, 0x1p75f, 0x1p-76f)
+MOCK_KERNELS(double, f64, 0x1p-511, 0x1p486, 0x1p537, 0x1p-538)
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,

@@ -28,7 +28,8 @@
 
 /* Our kernels, by kind; each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
-    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_COUNT
+    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_SCALE, XO_CUDA_K_NRM2,
+    XO_CUDA_K_COUNT
 } xo__cuda_kernel;
 extern const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2];
 
@@ -62,7 +63,7 @@ typedef struct xo__cuda_device {
     cublasHandle_t blas;  /* when blas_state == 1 */
     CUmodule module;      /* when kernels_state == 1 */
     CUfunction fn[XO_CUDA_K_COUNT][2];
-    CUdeviceptr scratch;  /* XO_CUDA_REDUCE_BLOCKS doubles of reduction partials */
+    CUdeviceptr scratch;  /* 3 * XO_CUDA_REDUCE_BLOCKS doubles of reduction partials */
 
     xo__cuda_staging staging[XO_CUDA_STAGING_SLOTS];
     int staging_next;     /* slot for the next chunk */
@@ -128,6 +129,13 @@ xo_status xo__cuda_download(void *state, int dev, xo_plugin_mem *src, size_t src
 void xo__cuda_staging_release(xo__cuda_device *d);
 
 /* cuda_ops.c */
+/* BLAS ops that run on our kernels rather than cuBLAS: gemm, gemv and scal with
+ * alpha == 0 (cuBLAS does not document leaving A/B/x unread then; these only scale C or
+ * y by beta, or write zeros: xo_op_scales_only) and nrm2 (scaled, whatever cuBLAS's version does). */
+static inline int xo__cuda_blas_on_kernels(const xo_op_desc *op)
+{
+    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
+}
 xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t token);
 int xo__cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max);
 /* Destroy the timing events of `d` (context current). */

@@ -5,11 +5,12 @@
  * column-major n x m matrix with the same ld):
  *   gemm  C = op(A) op(B)  <=>  C^T = op(B)^T op(A)^T: swap A/B and m/n, keep ta/tb.
  *   gemv  y = op(A) x: A is seen as A^T (n x m), so the transpose flag flips.
- * alpha/beta are host scalars (pointer mode HOST); dot and nrm2 write their result
- * into device memory (pointer mode DEVICE), so nothing waits for the device.
+ * alpha/beta are host scalars (pointer mode HOST); dot writes its result into device
+ * memory (pointer mode DEVICE), so nothing waits for the device.
  *
- * Other kinds launch our kernels (kernels/xo_cuda_kernels.cu). Each op is bracketed by
- * a pair of events in a bounded ring; drain_timings harvests the completed ones. */
+ * Other kinds launch our kernels (kernels/xo_cuda_kernels.cu), and so do nrm2 and
+ * gemm/gemv/scal with alpha == 0 (xo__cuda_blas_on_kernels). Each op is bracketed by a
+ * pair of events in a bounded ring; drain_timings harvests the completed ones. */
 #include "cuda_internal.h"
 
 #include <limits.h>
@@ -124,9 +125,8 @@ static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
     const int ld0 = (int)op->ld[0], ld1 = (int)op->ld[1], ld2 = (int)op->ld[2];
     const int inc0 = (int)op->inc[0], inc1 = (int)op->inc[1];
 
-    const int device_result = op->kind == XO_OP_DOT || op->kind == XO_OP_NRM2;
     XO_CUDA_TRY(XO_CUBLAS(st, cublasSetPointerMode_v2,
-                          (h, device_result ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST)));
+                          (h, op->kind == XO_OP_DOT ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST)));
 
     switch (op->kind) {
     case XO_OP_GEMM: {
@@ -181,11 +181,6 @@ static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
         return XO_CUBLAS(st, cublasSdot_v2, (h, n, (const float *)(uintptr_t)x, inc0, (const float *)(uintptr_t)y, inc1,
                                              (float *)(uintptr_t)r));
     }
-    case XO_OP_NRM2: {
-        CUdeviceptr x = DEVPTR(op, 0, es), r = DEVPTR(op, 1, es);
-        if (f64) return XO_CUBLAS(st, cublasDnrm2_v2, (h, n, (const double *)(uintptr_t)x, inc0, (double *)(uintptr_t)r));
-        return XO_CUBLAS(st, cublasSnrm2_v2, (h, n, (const float *)(uintptr_t)x, inc0, (float *)(uintptr_t)r));
-    }
     default:
         return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: op kind %d is not a BLAS op", (int)op->kind);
     }
@@ -208,6 +203,20 @@ static xo_status launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel 
     return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
                                "cuLaunchKernel(%s): %s (%d)", xo__cuda_kernel_names[k][f64],
                                xo__cuda_result_name(r), r);
+}
+
+/* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y or x = 0 (xo_scale). */
+static xo_status run_scale(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
+{
+    const int f64 = op->dtype == XO_F64;
+    const xo_scale_view v = xo_op_scale_view(op);
+    unsigned long long rows = v.rows, cols = v.cols, ld = v.ld;
+    double fd = v.factor;
+    float ff = (float)v.factor;
+    CUdeviceptr a = DEVPTR(op, v.arg, f64 ? sizeof(double) : sizeof(float));
+    void *params[] = {&a, &rows, &cols, &ld, f64 ? (void *)&fd : (void *)&ff};
+    unsigned gy = v.rows > XO_CUDA_MAX_GRID ? XO_CUDA_MAX_GRID : (unsigned)v.rows;
+    return launch(st, d, XO_CUDA_K_SCALE, f64, grid_for(v.cols, XO_CUDA_MAX_GRID), gy, params);
 }
 
 static xo_status run_kernel(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
@@ -235,6 +244,28 @@ static xo_status run_kernel(xo__cuda_state *st, xo__cuda_device *d, const xo_op_
         unsigned gy = op->m > XO_CUDA_MAX_GRID ? XO_CUDA_MAX_GRID : (unsigned)op->m;
         return launch(st, d, XO_CUDA_K_BIAS, f64, grid_for(op->n, XO_CUDA_MAX_GRID), gy ? gy : 1, params);
     }
+    case XO_OP_GEMM: /* alpha == 0: C = beta*C */
+    case XO_OP_GEMV: /* alpha == 0: y = beta*y */
+    case XO_OP_SCAL: /* alpha == 0: x = 0 */
+        return run_scale(st, d, op);
+    case XO_OP_NRM2: {
+        CUdeviceptr x = DEVPTR(op, 0, es), out = DEVPTR(op, 1, es);
+        unsigned long long inc = op->inc[0];
+        int stage = 0;
+        unsigned blocks = grid_for(op->n, XO_CUDA_REDUCE_BLOCKS);
+        if (blocks == 1) {
+            void *params[] = {&x, &n, &inc, &out, &stage};
+            return launch(st, d, XO_CUDA_K_NRM2, f64, 1, 1, params);
+        }
+        /* Pass 1: three partial sums per block into scratch; pass 2: one block folds them. */
+        CUdeviceptr scratch = d->scratch;
+        void *p1[] = {&x, &n, &inc, &scratch, &stage};
+        XO_CUDA_TRY(launch(st, d, XO_CUDA_K_NRM2, f64, blocks, 1, p1));
+        unsigned long long nparts = blocks;
+        stage = 1;
+        void *p2[] = {&scratch, &nparts, &inc, &out, &stage};
+        return launch(st, d, XO_CUDA_K_NRM2, f64, 1, 1, p2);
+    }
     case XO_OP_REDUCE: {
         CUdeviceptr x = DEVPTR(op, 0, es), out = DEVPTR(op, 1, es);
         unsigned blocks = grid_for(op->n, XO_CUDA_REDUCE_BLOCKS);
@@ -255,10 +286,12 @@ static xo_status run_kernel(xo__cuda_state *st, xo__cuda_device *d, const xo_op_
     }
 }
 
-static int is_blas(xo_op_kind k)
+/* Whether cuBLAS runs the op (else our kernels). */
+static int on_cublas(const xo_op_desc *op)
 {
-    return k == XO_OP_GEMM || k == XO_OP_GEMV || k == XO_OP_AXPY || k == XO_OP_SCAL || k == XO_OP_DOT ||
-           k == XO_OP_NRM2;
+    const xo_op_kind k = op->kind;
+    return (k == XO_OP_GEMM || k == XO_OP_GEMV || k == XO_OP_AXPY || k == XO_OP_SCAL || k == XO_OP_DOT) &&
+           !xo__cuda_blas_on_kernels(op);
 }
 
 static xo_status check_operands(xo__cuda_state *st, const xo_op_desc *op)
@@ -278,7 +311,7 @@ xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t toke
     if (!d) return XO_ERR_INVALID_ARGUMENT;
     if (!op) return st->host->set_error(XO_ERR_INVALID_ARGUMENT, "cuda run: op is NULL");
     XO_CUDA_TRY(check_operands(st, op));
-    const int blas = is_blas(op->kind);
+    const int blas = on_cublas(op);
 
     XO_CUDA_TRY(xo__cuda_enter(st, d));
     if (!xo__cuda_ready_locked(st, d, blas)) {

@@ -97,9 +97,11 @@ static int cuda_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     if (dtype != XO_F32 && dtype != XO_F64) return 0;
     xo__cuda_device *d = &st->dev[dev];
     switch (kind) {
-    case XO_OP_GEMM: case XO_OP_GEMV: case XO_OP_AXPY: case XO_OP_SCAL: case XO_OP_DOT: case XO_OP_NRM2:
-        return xo__cuda_ready(st, d, 1) ? 1 : -1; /* -1: cuBLAS could not be set up */
-    case XO_OP_UNARY: case XO_OP_BINARY: case XO_OP_BIAS: case XO_OP_REDUCE:
+    case XO_OP_GEMM: case XO_OP_GEMV: case XO_OP_AXPY: case XO_OP_SCAL: case XO_OP_DOT:
+        /* -1: cuBLAS could not be set up. Their alpha == 0 cases need the kernels too:
+         * run() fails over when the module did not load. */
+        return xo__cuda_ready(st, d, 1) ? 1 : -1;
+    case XO_OP_NRM2: case XO_OP_UNARY: case XO_OP_BINARY: case XO_OP_BIAS: case XO_OP_REDUCE:
         return xo__cuda_ready(st, d, 0) ? 1 : -1; /* loads the module once ("compile" fault) */
     default:
         return 0;

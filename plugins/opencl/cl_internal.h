@@ -25,8 +25,9 @@
 /* Our programs (one per kernels_cl/NAME.cl file) and their kernels. */
 typedef enum xo__cl_prog_id { XO_CL_PROG_ELEMENTWISE, XO_CL_PROG_REDUCE, XO_CL_PROG_COUNT } xo__cl_prog_id;
 typedef enum xo__cl_kernel_id {
-    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BIAS,      /* elementwise.cl */
-    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL,     /* reduce.cl */
+    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BIAS, XO_CL_K_SCALE, /* elementwise.cl */
+    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL,               /* reduce.cl */
+    XO_CL_K_NRM2_PARTIAL, XO_CL_K_NRM2_FINAL,
     XO_CL_K_COUNT
 } xo__cl_kernel_id;
 
@@ -63,7 +64,7 @@ typedef struct xo__cl_device {
     int prog_state[XO_CL_PROG_COUNT][2]; /* [prog][dtype]: 0 not tried, 1 built, -1 failed */
     cl_program prog[XO_CL_PROG_COUNT][2];
     cl_kernel kernel[XO_CL_K_COUNT][2];
-    cl_mem partials; /* reduce pass-1 results: XO_CL_REDUCE_LOCAL doubles */
+    cl_mem partials; /* reduce/nrm2 pass-1 results: 3 * XO_CL_REDUCE_LOCAL doubles */
     xo__cl_timing ring[XO_CL_RING];
     int ring_head, ring_count;
     double overflow_us;    /* time of ops that left a full ring before a drain */
@@ -113,6 +114,13 @@ xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_o
 xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
+/* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
+ * alpha == 0 (CLBlast computes 0 * NaN; these only scale C or y by beta, or write zeros:
+ * xo_op_scales_only) and nrm2 (CLBlast's squares overflow and underflow; ours are scaled). */
+static inline int xo__cl_blas_on_kernels(const xo_op_desc *op)
+{
+    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
+}
 /* 1 if the program that runs `kind` in `dtype` is built (building it now if never tried). */
 int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);
 xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);

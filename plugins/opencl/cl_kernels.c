@@ -25,16 +25,19 @@ static const struct {
     const char *source; /* kernels_cl/<source>.cl */
     xo__cl_kernel_id first, end;
 } programs[XO_CL_PROG_COUNT] = {
-    [XO_CL_PROG_ELEMENTWISE] = {"elementwise", XO_CL_K_UNARY, XO_CL_K_BIAS + 1},
-    [XO_CL_PROG_REDUCE] = {"reduce", XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL + 1},
+    [XO_CL_PROG_ELEMENTWISE] = {"elementwise", XO_CL_K_UNARY, XO_CL_K_SCALE + 1},
+    [XO_CL_PROG_REDUCE] = {"reduce", XO_CL_K_REDUCE_PARTIAL, XO_CL_K_NRM2_FINAL + 1},
 };
 
 static const char *const kernel_names[XO_CL_K_COUNT] = {
     [XO_CL_K_UNARY] = "xo_unary",
     [XO_CL_K_BINARY] = "xo_binary",
     [XO_CL_K_BIAS] = "xo_bias",
+    [XO_CL_K_SCALE] = "xo_scale",
     [XO_CL_K_REDUCE_PARTIAL] = "xo_reduce_partial",
     [XO_CL_K_REDUCE_FINAL] = "xo_reduce_final",
+    [XO_CL_K_NRM2_PARTIAL] = "xo_nrm2_partial",
+    [XO_CL_K_NRM2_FINAL] = "xo_nrm2_final",
 };
 
 static const char *const build_options[2] = {"", "-DXO_FP64=1"};
@@ -203,8 +206,12 @@ static int program_for(xo_op_kind kind)
     case XO_OP_UNARY:
     case XO_OP_BINARY:
     case XO_OP_BIAS:
+    case XO_OP_GEMM: /* alpha == 0: xo_scale */
+    case XO_OP_GEMV:
+    case XO_OP_SCAL:
         return XO_CL_PROG_ELEMENTWISE;
     case XO_OP_REDUCE:
+    case XO_OP_NRM2:
         return XO_CL_PROG_REDUCE;
     default:
         return -1;
@@ -287,25 +294,46 @@ static cl_int launch_locked(xo__cl_device *d, cl_kernel k, const arg *args, int 
 
 #define XO_CL_MAX_ITEMS ((size_t)1 << 20) /* grid-stride loops cover the rest */
 
+/* A rows x cols row-major launch (xo_bias, xo_scale): dimension 0 over columns. */
+static cl_int launch_2d_locked(xo__cl_device *d, cl_kernel k, cl_ulong rows, cl_ulong cols, const arg *args,
+                               int nargs, cl_event *ev, const char **call)
+{
+    size_t total = pow2_floor(kernel_wg(d, k) < 64 ? kernel_wg(d, k) : 64);
+    size_t l0 = 1;
+    while (l0 < total && l0 < cols) l0 *= 2;
+    size_t l1 = total / l0;
+    size_t local[2] = {l0, l1};
+    size_t global[2] = {round_up(cols < 4096 ? cols : 4096, l0), round_up(rows < 4096 ? rows : 4096, l1)};
+    return launch_locked(d, k, args, nargs, 2, global, local, ev, call);
+}
+
+/* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y, or x = 0 (xo_scale). */
+static cl_int run_scale_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
+{
+    const int dt = op->dtype;
+    const xo_scale_view v = xo_op_scale_view(op);
+    const cl_double fd = v.factor;
+    const cl_float ff = (cl_float)v.factor;
+    cl_mem a = xo__cl_mem(op->arg[v.arg].mem);
+    cl_ulong rows = v.rows, cols = v.cols, ld = v.ld, off = op->arg[v.arg].off;
+    const arg args[] = {ARG(rows), ARG(cols), ARG(a), ARG(off), ARG(ld), dt == XO_F64 ? ARG(fd) : ARG(ff)};
+    return launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], rows, cols, args, 6, ev, call);
+}
+
 static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
 {
     const int dt = op->dtype;
     cl_ulong n = op->n;
     cl_int subop = op->subop;
     if (op->kind == XO_OP_BIAS) {
-        cl_kernel k = d->kernel[XO_CL_K_BIAS][dt];
         cl_ulong rows = op->m, cols = op->n, lda = op->ld[0];
         cl_ulong a_off = op->arg[0].off, b_off = op->arg[1].off;
         cl_mem a = xo__cl_mem(op->arg[0].mem), bias = xo__cl_mem(op->arg[1].mem);
-        size_t total = pow2_floor(kernel_wg(d, k) < 64 ? kernel_wg(d, k) : 64);
-        size_t l0 = 1;
-        while (l0 < total && l0 < cols) l0 *= 2;
-        size_t l1 = total / l0;
-        size_t local[2] = {l0, l1};
-        size_t global[2] = {round_up(cols < 4096 ? cols : 4096, l0), round_up(rows < 4096 ? rows : 4096, l1)};
         const arg args[] = {ARG(rows), ARG(cols), ARG(a), ARG(a_off), ARG(lda), ARG(bias), ARG(b_off)};
-        return launch_locked(d, k, args, 7, 2, global, local, ev, call);
+        return launch_2d_locked(d, d->kernel[XO_CL_K_BIAS][dt], rows, cols, args, 7, ev, call);
     }
+    if (op->kind != XO_OP_UNARY && op->kind != XO_OP_BINARY)
+        return run_scale_locked(d, op, ev, call);
     size_t lsz = pow2_floor(kernel_wg(d, d->kernel[op->kind == XO_OP_UNARY ? XO_CL_K_UNARY : XO_CL_K_BINARY][dt]));
     if (lsz > 256) lsz = 256;
     size_t global = round_up(op->n < XO_CL_MAX_ITEMS ? op->n : XO_CL_MAX_ITEMS, lsz);
@@ -321,17 +349,20 @@ static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_
     return launch_locked(d, d->kernel[XO_CL_K_BINARY][dt], args, 8, 1, &global, &lsz, ev, call);
 }
 
-/* Two passes: work-group trees into d->partials, then one work-group over the partials.
- * Both are enqueued under the lock, so concurrent reductions never share partials. */
+/* Two passes: work-group trees into d->partials, then one work-group over the partials
+ * (reduce: one value per group; nrm2: three). Both are enqueued under the lock, so
+ * concurrent reductions never share partials. */
 static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, cl_event *ev1,
                                 cl_event *ev2, const char **call)
 {
     const int dt = op->dtype;
     const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    cl_kernel k1 = d->kernel[XO_CL_K_REDUCE_PARTIAL][dt], k2 = d->kernel[XO_CL_K_REDUCE_FINAL][dt];
+    const int nrm2 = op->kind == XO_OP_NRM2;
+    cl_kernel k1 = d->kernel[nrm2 ? XO_CL_K_NRM2_PARTIAL : XO_CL_K_REDUCE_PARTIAL][dt],
+              k2 = d->kernel[nrm2 ? XO_CL_K_NRM2_FINAL : XO_CL_K_REDUCE_FINAL][dt];
     cl_int err = CL_SUCCESS;
     if (!d->partials) {
-        d->partials = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, XO_CL_REDUCE_LOCAL * sizeof(double), NULL, &err);
+        d->partials = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 3 * XO_CL_REDUCE_LOCAL * sizeof(double), NULL, &err);
         if (err != CL_SUCCESS) {
             d->partials = NULL;
             *call = "clCreateBuffer";
@@ -347,14 +378,21 @@ static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_
     size_t global = groups * lsz;
 
     cl_int subop = op->subop;
-    cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off;
+    cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off, inc = op->inc[0];
     cl_uint count = (cl_uint)groups;
     cl_mem x = xo__cl_mem(op->arg[0].mem), out = xo__cl_mem(op->arg[1].mem), part = d->partials;
-    const arg a1[] = {ARG(subop), ARG(n), ARG(x), ARG(x_off), ARG(part), {lsz * esize, NULL}};
-    err = launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    const arg scratch = {lsz * esize, NULL};
+    if (nrm2) {
+        const arg a1[] = {ARG(n), ARG(x), ARG(x_off), ARG(inc), ARG(part), scratch};
+        err = launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    } else {
+        const arg a1[] = {ARG(subop), ARG(n), ARG(x), ARG(x_off), ARG(part), scratch};
+        err = launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    }
     if (err != CL_SUCCESS) return err;
-    const arg a2[] = {ARG(subop), ARG(count), ARG(part), ARG(out), ARG(out_off), {lsz * esize, NULL}};
-    err = launch_locked(d, k2, a2, 6, 1, &lsz, &lsz, ev2, call);
+    /* Pass 2: the same arguments, less reduce's leading sub-op for nrm2. */
+    const arg a2[] = {ARG(subop), ARG(count), ARG(part), ARG(out), ARG(out_off), scratch};
+    err = launch_locked(d, k2, a2 + nrm2, 6 - nrm2, 1, &lsz, &lsz, ev2, call);
     if (err != CL_SUCCESS) {
         /* pass 1 only wrote our scratch: out is untouched */
         clReleaseEvent(*ev1);
@@ -375,7 +413,7 @@ xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc
     const char *call = "clEnqueueNDRangeKernel";
     cl_int err;
     pthread_mutex_lock(&d->lock);
-    if (op->kind == XO_OP_REDUCE)
+    if (op->kind == XO_OP_REDUCE || op->kind == XO_OP_NRM2)
         err = run_reduce_locked(st, d, op, &first, &last, &call);
     else
         err = run_elementwise_locked(d, op, &last, &call);

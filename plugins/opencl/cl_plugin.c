@@ -238,8 +238,8 @@ static int vt_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
+        return 1; /* the alpha == 0 cases need our kernels too: they fail over if not built */
     case XO_OP_NRM2:
-        return 1;
     case XO_OP_UNARY:
     case XO_OP_BINARY:
     case XO_OP_BIAS:
@@ -260,8 +260,8 @@ static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t tok
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
-    case XO_OP_NRM2:
-        return xo__cl_run_blas(st, d, op, token);
+        if (!xo__cl_blas_on_kernels(op)) return xo__cl_run_blas(st, d, op, token);
+        return xo__cl_run_kernel(st, d, op, token);
     default:
         return xo__cl_run_kernel(st, d, op, token);
     }

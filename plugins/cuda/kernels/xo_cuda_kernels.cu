@@ -8,6 +8,10 @@
  *   xo_bias_{f32,f64}    a[r*lda + c] += bias[c]   r < rows, c < cols (row-major)
  *   xo_reduce_{f32,f64}  out[blockIdx.x] = reduction of x over this block's grid stride;
  *                        run twice (partials, then one block) for a full reduction.
+ *   xo_scale_{f32,f64}   a[r*lda + c] *= factor, r < rows, c < cols; factor 0 writes
+ *                        zeros without reading (gemm/gemv/scal with alpha == 0).
+ *   xo_nrm2_{f32,f64}    Euclidean norm without overflow or underflow (Blue's three
+ *                        scaled sums, as reference BLAS); one block, or partials + one.
  * All loops are grid-stride loops, so any grid size is correct. Block size: 256
  * (XO_CUDA_BLOCK; the reduction's shared-memory tree relies on it being a power of 2). */
 #include <crossover.h>
@@ -107,6 +111,90 @@ __device__ __forceinline__ void xo_reduce_impl(const T *x, xo_u64 n, int op, T *
     if (tid == 0) out[blockIdx.x] = part[0];
 }
 
+/* Row-major a[r*lda + c] = factor * a[r*lda + c] (grid as xo_bias). A factor of 0 writes
+ * zeros without reading a: BLAS never reads C or y when beta == 0, and crossover's scal
+ * by 0 writes zeros over NaN and Inf. cuBLAS documents neither for alpha == 0, so gemm and
+ * gemv with alpha == 0 (C = beta*C, y = beta*y; a vector is rows x 1, lda = its
+ * increment) and scal by 0 run here instead. */
+template <typename T>
+__device__ __forceinline__ void xo_scale_impl(T *a, xo_u64 rows, xo_u64 cols, xo_u64 lda, T factor)
+{
+    const xo_u64 cstride = (xo_u64)gridDim.x * blockDim.x;
+    for (xo_u64 r = blockIdx.y; r < rows; r += gridDim.y) {
+        T *row = a + r * lda;
+        for (xo_u64 c = (xo_u64)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += cstride)
+            row[c] = factor == T(0) ? T(0) : factor * row[c];
+    }
+}
+
+/* nrm2: Blue's scaled sum of squares, as reference BLAS's dnrm2.f90 (LAPACK 3.10). Three
+ * plain sums, of tiny magnitudes' squares scaled up by ssml, of huge ones' scaled down by
+ * sbig, and of the rest: no square overflows or underflows where the norm is
+ * representable, and each sum folds in any order. The constants are reference BLAS's. */
+template <typename T> struct xo_blue;
+template <> struct xo_blue<float> {
+    static __device__ __forceinline__ float tsml() { return 0x1p-63f; }
+    static __device__ __forceinline__ float tbig() { return 0x1p52f; }
+    static __device__ __forceinline__ float ssml() { return 0x1p75f; }
+    static __device__ __forceinline__ float sbig() { return 0x1p-76f; }
+};
+template <> struct xo_blue<double> {
+    static __device__ __forceinline__ double tsml() { return 0x1p-511; }
+    static __device__ __forceinline__ double tbig() { return 0x1p486; }
+    static __device__ __forceinline__ double ssml() { return 0x1p537; }
+    static __device__ __forceinline__ double sbig() { return 0x1p-538; }
+};
+
+template <typename T>
+__device__ __forceinline__ T xo_nrm2_finish(T sml, T med, T big)
+{
+    typedef xo_blue<T> B;
+    if (big > T(0)) {
+        if (med > T(0) || med != med) big += (med * B::sbig()) * B::sbig();
+        return sqrt(big) / B::sbig();
+    }
+    if (sml > T(0)) {
+        if (!(med > T(0) || med != med)) return sqrt(sml) / B::ssml();
+        const T ym = sqrt(med), ys = sqrt(sml) / B::ssml();
+        const T ymin = ys > ym ? ym : ys, ymax = ys > ym ? ys : ym;
+        return ymax * sqrt(T(1) + (ymin / ymax) * (ymin / ymax));
+    }
+    return sqrt(med);
+}
+
+/* stage 0: x is the vector (stride inc); stage 1: x holds n triples of partial sums. A
+ * grid of one block writes the norm to out[0]; a larger one writes its triples to
+ * out[3*blockIdx.x + 0..2] for a stage-1 launch of one block. */
+template <typename T>
+__device__ __forceinline__ void xo_nrm2_impl(const T *x, xo_u64 n, xo_u64 inc, T *out, int stage)
+{
+    typedef xo_blue<T> B;
+    __shared__ T part[3][XO_CUDA_BLOCK];
+    const unsigned tid = threadIdx.x;
+    const xo_u64 stride = (xo_u64)gridDim.x * blockDim.x;
+    T s[3] = {T(0), T(0), T(0)};
+    for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + tid; i < n; i += stride) {
+        if (stage) {
+            for (int j = 0; j < 3; j++) s[j] += x[3 * i + j];
+            continue;
+        }
+        const T ax = fabs(x[i * inc]);
+        if (ax > B::tbig()) s[2] += (ax * B::sbig()) * (ax * B::sbig());
+        else if (ax < B::tsml()) s[0] += (ax * B::ssml()) * (ax * B::ssml());
+        else s[1] += ax * ax;
+    }
+    for (int j = 0; j < 3; j++) part[j][tid] = s[j];
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (tid < h)
+            for (int j = 0; j < 3; j++) part[j][tid] += part[j][tid + h];
+        __syncthreads();
+    }
+    if (tid != 0) return;
+    if (gridDim.x == 1) out[0] = xo_nrm2_finish<T>(part[0][0], part[1][0], part[2][0]);
+    else for (int j = 0; j < 3; j++) out[3 * blockIdx.x + j] = part[j][0];
+}
+
 extern "C" {
 
 __global__ void __launch_bounds__(XO_CUDA_BLOCK) xo_unary_f32(const float *x, float *y, xo_u64 n, int op)
@@ -147,6 +235,28 @@ __global__ void __launch_bounds__(XO_CUDA_BLOCK) xo_reduce_f32(const float *x, x
 __global__ void __launch_bounds__(XO_CUDA_BLOCK) xo_reduce_f64(const double *x, xo_u64 n, int op, double *out)
 {
     xo_reduce_impl<double>(x, n, op, out);
+}
+
+__global__ void __launch_bounds__(XO_CUDA_BLOCK)
+xo_scale_f32(float *a, xo_u64 rows, xo_u64 cols, xo_u64 lda, float factor)
+{
+    xo_scale_impl<float>(a, rows, cols, lda, factor);
+}
+__global__ void __launch_bounds__(XO_CUDA_BLOCK)
+xo_scale_f64(double *a, xo_u64 rows, xo_u64 cols, xo_u64 lda, double factor)
+{
+    xo_scale_impl<double>(a, rows, cols, lda, factor);
+}
+
+__global__ void __launch_bounds__(XO_CUDA_BLOCK)
+xo_nrm2_f32(const float *x, xo_u64 n, xo_u64 inc, float *out, int stage)
+{
+    xo_nrm2_impl<float>(x, n, inc, out, stage);
+}
+__global__ void __launch_bounds__(XO_CUDA_BLOCK)
+xo_nrm2_f64(const double *x, xo_u64 n, xo_u64 inc, double *out, int stage)
+{
+    xo_nrm2_impl<double>(x, n, inc, out, stage);
 }
 
 } /* extern "C" */
