@@ -461,15 +461,15 @@ static void TEST(reduce_axis)(void **state)
                 }
 }
 
-/* One gemm_bias_act against the reference: C padded, at an offset, NaN in it when beta
- * is 0; the bias (or none) at an offset. */
+/* One gemm_bias_act against the reference: C at an offset (padded for even k, dense for
+ * odd k), NaN in it when beta is 0; the bias (or none) at an offset. */
 static void CAT(gba_case_, XOT_P)(xo_layout lay, xo_transpose ta, xo_transpose tb, size_t m, size_t n, size_t k,
                                   T beta, int with_bias, xo_unary_op act, uint64_t seed)
 {
     size_t ar = ta == XO_NO_TRANS ? m : k, ac = ta == XO_NO_TRANS ? k : m;
     size_t br = tb == XO_NO_TRANS ? k : n, bc = tb == XO_NO_TRANS ? n : k;
     size_t lda = (lay == XO_ROW_MAJOR ? ac : ar) + 1, ldb = (lay == XO_ROW_MAJOR ? bc : br) + 2;
-    size_t ldc = (lay == XO_ROW_MAJOR ? n : m) + 3, aoff = 2, boff = 1, coff = 3, biasoff = 2;
+    size_t ldc = (lay == XO_ROW_MAJOR ? n : m) + (k & 1 ? 0 : 3), aoff = 2, boff = 1, coff = 3, biasoff = 2;
     size_t alen = aoff + xot_mat_span(lay, ar, ac, lda) + 1, blen = boff + xot_mat_span(lay, br, bc, ldb) + 1;
     size_t clen = coff + xot_mat_span(lay, m, n, ldc) + 2, biaslen = biasoff + n + 1;
     /* A and B in [-1, 1] scaled so |A B| < 1; the bias in [2, 3] keeps sqrt, log, rsqrt

@@ -262,10 +262,20 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
 
 static void epilogue(xo_cpu_pool *pool, nn_job *j, size_t first, size_t count, size_t inner)
 {
-    if (j->op->narg < 4 && j->op->subop == XO_IDENTITY)
+    const xo_op_desc *op = j->op;
+    if (op->narg < 4 && op->subop == XO_IDENTITY)
         return;
-    size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
     j->first = first;
+    if (count * inner < XO_CPU_GRAIN && op->ld[2] == inner && op->layout == XO_ROW_MAJOR) {
+        /* small and dense: the whole block in two calls rather than two per row */
+        char *c = (char *)j->p[2] + first * inner * (op->dtype == XO_F32 ? sizeof(float) : sizeof(double));
+        if (op->narg == 4)
+            xo_cpu_bias_rows(op->dtype, c, inner, j->p[3], 0, count, inner);
+        if (op->subop != XO_IDENTITY)
+            xo_cpu_unary(op->dtype, op->subop, c, c, count * inner);
+        return;
+    }
+    size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
     xo_cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
 }
 
