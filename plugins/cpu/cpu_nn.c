@@ -9,8 +9,11 @@
 
 /* gemm_bias_act runs its gemm on blocks of C's rows (columns in column-major) of about
  * this many bytes, each followed at once by the epilogue (bias, activation) while the
- * block is still in the cache: half of one core's L2 on common x86 parts. */
+ * block is still in the cache: half of one core's L2 on common x86 parts. A block's
+ * gemm does at least XO_CPU_BLOCK_FLOPS, so that OpenBLAS's per-call costs (packing
+ * B again, waking its threads) stay small next to it: a small C is one block. */
 #define XO_CPU_EPILOGUE_BYTES ((size_t)512 << 10)
+#define XO_CPU_BLOCK_FLOPS 64e6
 /* Columns one pass of a column sum accumulates at once (in double). */
 #define XO_CPU_COLS 256
 
@@ -294,6 +297,9 @@ static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, co
     if (!xo_cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);
+    double line_flops = 2.0 * (double)inner * (double)op->k;
+    if ((double)block * line_flops < XO_CPU_BLOCK_FLOPS)
+        block = (size_t)(XO_CPU_BLOCK_FLOPS / line_flops) + 1;
     block = block < 16 ? 16 : block;
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
