@@ -8,11 +8,14 @@
 #include <pthread.h>
 
 /* gemm_bias_act runs its gemm on blocks of C's rows (columns in column-major) of about
- * this many bytes, each followed at once by the epilogue (bias, activation) while the
- * block is still in the cache: half of one core's L2 on common x86 parts. A block's
- * gemm does at least XO_CPU_BLOCK_FLOPS, so that OpenBLAS's per-call costs (packing
- * B again, waking its threads) stay small next to it: a small C is one block. */
-#define XO_CPU_EPILOGUE_BYTES ((size_t)512 << 10)
+ * XO_CPU_EPILOGUE_BYTES, each followed at once by the epilogue (bias, activation) while
+ * the block is still in the last-level cache, and each doing at least
+ * XO_CPU_BLOCK_FLOPS so that OpenBLAS's per-call costs (packing B again, waking its
+ * threads) stay small. Measured here (docs/bench.md, xo_fused): blocks of L2 size cost
+ * more than the epilogue saves (OpenBLAS's calls), so a C of a few MiB is one block,
+ * one gemm and then one combined bias+activation pass; a C past the last-level cache
+ * is split (there the blocked epilogue wins: 4096x4096x64). */
+#define XO_CPU_EPILOGUE_BYTES ((size_t)8 << 20)
 #define XO_CPU_BLOCK_FLOPS 64e6
 /* Columns one pass of a column sum accumulates at once (in double). */
 #define XO_CPU_COLS 256
