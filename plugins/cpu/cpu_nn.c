@@ -8,9 +8,15 @@
 #include <pthread.h>
 
 /* gemm_bias_act runs its gemm on blocks of C's rows (columns in column-major) of about
- * this many bytes, each followed at once by the epilogue (bias, activation) while the
- * block is still in the cache: half of one core's L2 on common x86 parts. */
-#define XO_CPU_EPILOGUE_BYTES ((size_t)512 << 10)
+ * XO_CPU_EPILOGUE_BYTES, each followed at once by the epilogue (bias, activation) while
+ * the block is still in the last-level cache, and each doing at least
+ * XO_CPU_BLOCK_FLOPS so that OpenBLAS's per-call costs (packing B again, waking its
+ * threads) stay small. Measured here (docs/bench.md, xo_fused): blocks of L2 size cost
+ * more than the epilogue saves (OpenBLAS's calls), so a C of a few MiB is one block,
+ * one gemm and then one combined bias+activation pass; a C past the last-level cache
+ * is split (there the blocked epilogue wins: 4096x4096x64). */
+#define XO_CPU_EPILOGUE_BYTES ((size_t)8 << 20)
+#define XO_CPU_BLOCK_FLOPS 64e6
 /* Columns one pass of a column sum accumulates at once (in double). */
 #define XO_CPU_COLS 256
 
@@ -262,10 +268,20 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
 
 static void epilogue(xo_cpu_pool *pool, nn_job *j, size_t first, size_t count, size_t inner)
 {
-    if (j->op->narg < 4 && j->op->subop == XO_IDENTITY)
+    const xo_op_desc *op = j->op;
+    if (op->narg < 4 && op->subop == XO_IDENTITY)
         return;
-    size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
     j->first = first;
+    if (count * inner < XO_CPU_GRAIN && op->ld[2] == inner && op->layout == XO_ROW_MAJOR) {
+        /* small and dense: the whole block in two calls rather than two per row */
+        char *c = (char *)j->p[2] + first * inner * (op->dtype == XO_F32 ? sizeof(float) : sizeof(double));
+        if (op->narg == 4)
+            xo_cpu_bias_rows(op->dtype, c, inner, j->p[3], 0, count, inner);
+        if (op->subop != XO_IDENTITY)
+            xo_cpu_unary(op->dtype, op->subop, c, c, count * inner);
+        return;
+    }
+    size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
     xo_cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
 }
 
@@ -284,6 +300,9 @@ static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, co
     if (!xo_cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);
+    double line_flops = 2.0 * (double)inner * (double)op->k;
+    if ((double)block * line_flops < XO_CPU_BLOCK_FLOPS)
+        block = (size_t)(XO_CPU_BLOCK_FLOPS / line_flops) + 1;
     block = block < 16 ? 16 : block;
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
