@@ -55,6 +55,8 @@ typedef struct xo__cl_device {
     xo_device_info info;
     char platform_version[128];
     cl_ulong max_alloc;
+    cl_ulong global_mem;        /* CL_DEVICE_GLOBAL_MEM_SIZE (0: unknown) */
+    _Atomic cl_ulong held;      /* bytes of the buffers mem_alloc gave out and not yet freed */
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
 
