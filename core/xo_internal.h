@@ -50,12 +50,15 @@ typedef struct xo__profile {
 /* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
 void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out);
 /* Read / write one profile file in the contract's format. Read fails (XO_ERR_IO) on a
- * missing, damaged, truncated file; the caller checks staleness against the device. */
+ * missing, damaged, truncated file, and on anything but a regular file of at most 1 MiB
+ * (never blocking on a FIFO); the caller checks staleness against the device. */
 xo_status xo__profile_read(const char *path, xo__profile *out);
 xo_status xo__profile_write(const char *path, const xo__profile *p);
 /* Profile file name for a device: "<plugin>-<sanitised name>-<hash>.profile" where the
  * hash covers plugin, name, driver and the library version. */
 void xo__profile_filename(const xo_device_info *info, char *out, size_t cap);
+/* What a file of this st_mode that is not a regular one is: "a FIFO", "a directory"... */
+const char *xo__file_kind(unsigned mode);
 /* 1 if `p` was written for this device (plugin, name, driver) by this library version. */
 int xo__profile_matches(const xo__profile *p, const xo_device_info *info);
 

@@ -126,8 +126,10 @@ uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);
 /* Path of the cache entry for `key` ("" and 0 when there is no cache directory). */
 int xo__cl_cache_path(const xo_plugin_host *host, const char *key, char *out, size_t cap);
 /* 1: *out_bin (malloc'd) holds a binary whose header, key and checksum are intact;
- * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key). */
-int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size);
+ * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key, not a regular
+ * file), the reason in `why`. Never blocks (a FIFO there is damaged). */
+int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size, char *why,
+                      size_t whycap);
 /* Write atomically (temp file + rename); failures are logged, never fatal. */
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size);
