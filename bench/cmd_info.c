@@ -78,7 +78,7 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
     fprintf(f, "profile cache: %s\n", ctx->cache_dir[0] ? ctx->cache_dir : "(none)");
     for (int d = 0; d < n; d++) {
         xo_device_info in;
-        char spec[64], path[1400];
+        char spec[64], path[XO_PATH_MAX];
         xo_status s = xo_device_get_info(ctx, d, &in);
         xo__tool_device_spec(ctx, d, spec, sizeof spec);
         fprintf(f, "\ndevice %d (%s)\n", d, spec);

@@ -370,7 +370,7 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
             publish(d);
             continue;
         }
-        char path[1400] = "";
+        char path[XO_PATH_MAX] = "";
         if (ctx->cache_dir[0]) {
             char file[256];
             xo__profile_filename(&d->info, file, sizeof file);

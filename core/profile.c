@@ -464,7 +464,7 @@ xo_status xo__profile_read(const char *path, xo__profile *out)
 /* mkdir -p of the directory part of `path`. */
 static int make_parent_dirs(const char *path)
 {
-    char dir[1100];
+    char dir[XO_PATH_MAX];
     if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
         return -1;
     char *slash = strrchr(dir, '/');
@@ -501,7 +501,7 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
         return xo__error(XO_ERR_IO, "xo__profile_write: cannot create the directory of \"%s\": %s", path,
                          strerror(errno));
     static _Atomic unsigned serial;
-    char tmp[1200];
+    char tmp[XO_PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1u)) >=
         (int)sizeof tmp)
         return xo__error(XO_ERR_IO, "xo__profile_write: path \"%s\" is too long", path);

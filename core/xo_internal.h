@@ -11,6 +11,13 @@
 
 /* ---- status, errors, logging (status.c) ----------------------------------- */
 
+/* Lengths of user strings and what is made of them. Longer values are refused with
+ * XO_ERR_INVALID_ARGUMENT naming their source, never cut. */
+#define XO_PATH_MAX 4096      /* a file path (Linux PATH_MAX) */
+#define XO_CACHE_DIR_MAX 2048 /* XO_CACHE_DIR: room left for the names of its entries */
+#define XO_SPEC_MAX 1024      /* a device spec (XO_DEVICE, xo_set_device, xo_device_find) */
+#define XO_ERROR_MAX 4096     /* xo_last_error text: the longest spec or path fits whole */
+
 /* Set this thread's xo_last_error detail and return `s`. */
 xo_status xo__error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xo__clear_error(void);
@@ -164,7 +171,7 @@ struct xo_context {
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;   /* XO_ZERO_COPY: share host memory with host-unified devices */
-    char cache_dir[1024];
+    char cache_dir[XO_CACHE_DIR_MAX + 1];
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ done:
 /* mkdir -p for the entry's directory (cache_dir itself normally exists already). */
 static int make_parent_dirs(const char *path)
 {
-    char dir[1200];
+    char dir[PATH_MAX];
     size_t n = strlen(path);
     if (n >= sizeof dir) return -1;
     memcpy(dir, path, n + 1);
@@ -138,7 +139,7 @@ static int make_parent_dirs(const char *path)
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size)
 {
-    char tmp[1200];
+    char tmp[PATH_MAX];
     static _Atomic unsigned serial;
     size_t klen = strlen(key);
     if (!path[0] || size == 0) return;

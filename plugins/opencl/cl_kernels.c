@@ -10,6 +10,7 @@
 #include "cl_internal.h"
 #include "xo_cl_embedded.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,7 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         return 0;
     }
 
-    char key[1024], path[1200];
+    char key[1024], path[PATH_MAX];
     snprintf(key, sizeof key,
              "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
              "options=%s\nsource=%s:%016llx:%zu\n",
