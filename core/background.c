@@ -56,7 +56,7 @@ static void *worker(void *arg)
         xo__correction_reset_device(owner->correction, d);
         xo__log(XO_LOG_INFO, "device %d (%s %s): measured in the background in %.0f ms", d, owner->dev[d].info.plugin,
                 owner->dev[d].info.name, (xo__now_us() - t0) * 1e-3);
-        char path[1400];
+        char path[XO_PATH_MAX];
         if (xo__profile_path(owner, d, path, sizeof path) && xo__profile_write(path, &p) != XO_OK)
             xo__log(XO_LOG_WARN, "device %d: profile not cached: %s", d, xo_last_error());
     }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define LAUNCH_WARMUP 3
 #define LAUNCH_RUNS 30
@@ -438,20 +439,27 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
             publish(d);
             continue;
         }
-        char path[1400];
+        char path[XO_PATH_MAX];
         xo__profile_path(ctx, dv, path, sizeof path);
         if (!force && ctx->calibrate != XO_CALIBRATE_FORCE && path[0]) {
             xo__profile cached;
-            if (xo__profile_read(path, &cached) == XO_OK && xo__profile_matches(&cached, &d->info)) {
+            xo_status rs = xo__profile_read(path, &cached);
+            if (rs == XO_OK && xo__profile_matches(&cached, &d->info)) {
                 xo__device_set_profile(ctx, dv, &cached);
                 d->measure_later = cached.provisional; /* an earlier run could not trust it */
                 xo__log(XO_LOG_INFO, "device %d (%s %s): profile read from %s", dv, d->info.plugin,
                         d->info.name, path);
                 continue;
             }
+            /* None yet, or stale: the normal first run. Anything else there is damaged. */
+            struct stat sb;
+            if (rs != XO_OK && lstat(path, &sb) == 0)
+                xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
+                        d->info.plugin, d->info.name, xo_last_error());
+            else
+                xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s, measuring", dv, d->info.plugin,
+                        d->info.name, path);
             xo__clear_error();
-            xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s, measuring", dv, d->info.plugin,
-                    d->info.name, path);
         }
         if (!force && !strict && dv != 0 && ctx->calibrate == XO_CALIBRATE_AUTO) {
             /* No profile yet: the defaults stand in (and the online correction learns from

@@ -147,7 +147,7 @@ static xo_status create(xo_context **out, int private_)
     ctx->zero_copy = env.zero_copy;
     ctx->nfaults = env.nfaults;
     memcpy(ctx->faults, env.faults, sizeof env.faults);
-    snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env.cache_dir);
+    memcpy(ctx->cache_dir, env.cache_dir, sizeof ctx->cache_dir);
     atomic_init(&ctx->forced, -1);
     ctx->tick0 = xo__ticks();
     ctx->us0 = xo__now_us();
@@ -170,7 +170,7 @@ static xo_status create(xo_context **out, int private_)
     if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
     if (st != XO_OK) {
-        char saved[512];
+        char saved[XO_ERROR_MAX];
         snprintf(saved, sizeof saved, "%s", xo_last_error());
         context_free(ctx);
         xo__error(st, "%s", saved);
@@ -264,6 +264,9 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
 {
     if (!spec)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+    if (strnlen(spec, XO_SPEC_MAX + 1) > XO_SPEC_MAX)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s \"%.40s...\" is longer than %d characters, which no "
+                         "device spec is", fn, what, spec, XO_SPEC_MAX);
     if (strcasecmp(spec, "auto") == 0) {
         if (!allow_auto)
             return xo__error(XO_ERR_INVALID_ARGUMENT,

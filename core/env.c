@@ -105,16 +105,31 @@ static xo_status parse_choice(const char *var, const char *v, const char *const 
     return XO_OK;
 }
 
-static void default_cache_dir(char *out, size_t cap)
+/* Copy the value of `var` (with `suffix`) into out[cap] whole, or refuse it. */
+static xo_status copy_whole(const char *var, const char *v, const char *suffix, char *out, size_t cap)
 {
+    size_t n = strlen(v) + strlen(suffix);
+    if (n >= cap)
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "xo_context_create: %s=\"%.40s...\" is %zu bytes long; at most %zu are allowed", var, v,
+                         strlen(v), cap - 1 - strlen(suffix));
+    snprintf(out, cap, "%s%s", v, suffix);
+    return XO_OK;
+}
+
+static xo_status cache_dir(xo__env *env)
+{
+    const char *v = getenv("XO_CACHE_DIR");
+    if (v && v[0])
+        return copy_whole("XO_CACHE_DIR", v, "", env->cache_dir, sizeof env->cache_dir);
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     if (xdg && xdg[0])
-        snprintf(out, cap, "%s/crossover", xdg);
-    else if (home && home[0])
-        snprintf(out, cap, "%s/.cache/crossover", home);
-    else
-        out[0] = '\0';
+        return copy_whole("XDG_CACHE_HOME", xdg, "/crossover", env->cache_dir, sizeof env->cache_dir);
+    if (home && home[0])
+        return copy_whole("HOME", home, "/.cache/crossover", env->cache_dir, sizeof env->cache_dir);
+    env->cache_dir[0] = '\0';
+    return XO_OK;
 }
 
 xo_status xo__env_read(xo__env *env)
@@ -159,12 +174,8 @@ xo_status xo__env_read(xo__env *env)
         XO_RETURN_IF_ERROR(parse_choice("XO_ZERO_COPY", v, zero_copy_names, "on, off", &env->zero_copy));
     if ((v = getenv("XO_FAULTS")) != NULL)
         XO_RETURN_IF_ERROR(parse_faults(v, env));
-    if ((v = getenv("XO_CACHE_DIR")) != NULL && v[0])
-        snprintf(env->cache_dir, sizeof env->cache_dir, "%s", v);
-    else
-        default_cache_dir(env->cache_dir, sizeof env->cache_dir);
+    XO_RETURN_IF_ERROR(cache_dir(env));
     v = getenv("XO_DEVICE");
-    snprintf(env->device, sizeof env->device, "%s", v ? v : "auto");
     env->device_set = v != NULL;
-    return XO_OK;
+    return copy_whole("XO_DEVICE", v ? v : "auto", "", env->device, sizeof env->device);
 }

@@ -12,8 +12,8 @@ typedef struct xo__env {
     int zero_copy;
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
-    char cache_dir[1024];
-    char device[256];
+    char cache_dir[XO_CACHE_DIR_MAX + 1];
+    char device[XO_SPEC_MAX + 1];
     int device_set;
 } xo__env;
 

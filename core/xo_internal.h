@@ -11,6 +11,13 @@
 
 /* ---- status, errors, logging (status.c) ----------------------------------- */
 
+/* Lengths of user strings and what is made of them. Longer values are refused with
+ * XO_ERR_INVALID_ARGUMENT naming their source, never cut. */
+#define XO_PATH_MAX 4096      /* a file path (Linux PATH_MAX) */
+#define XO_CACHE_DIR_MAX 2048 /* XO_CACHE_DIR: room left for the names of its entries */
+#define XO_SPEC_MAX 1024      /* a device spec (XO_DEVICE, xo_set_device, xo_device_find) */
+#define XO_ERROR_MAX 4096     /* xo_last_error text: the longest spec or path fits whole */
+
 /* Set this thread's xo_last_error detail and return `s`. */
 xo_status xo__error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xo__clear_error(void);
@@ -53,12 +60,15 @@ typedef struct xo__profile {
 /* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
 void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out);
 /* Read / write one profile file in the contract's format. Read fails (XO_ERR_IO) on a
- * missing, damaged, truncated file; the caller checks staleness against the device. */
+ * missing, damaged, truncated file, and on anything but a regular file of at most 1 MiB
+ * (never blocking on a FIFO); the caller checks staleness against the device. */
 xo_status xo__profile_read(const char *path, xo__profile *out);
 xo_status xo__profile_write(const char *path, const xo__profile *p);
 /* Profile file name for a device: "<plugin>-<sanitised name>-<hash>.profile" where the
  * hash covers plugin, name, driver and the library version. */
 void xo__profile_filename(const xo_device_info *info, char *out, size_t cap);
+/* What a file of this st_mode that is not a regular one is: "a FIFO", "a directory"... */
+const char *xo__file_kind(unsigned mode);
 /* 1 if `p` was written for this device (plugin, name, driver) by this library version. */
 int xo__profile_matches(const xo__profile *p, const xo_device_info *info);
 
@@ -238,7 +248,7 @@ struct xo_context {
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;   /* XO_ZERO_COPY: share host memory with host-unified devices */
-    char cache_dir[1024];
+    char cache_dir[XO_CACHE_DIR_MAX + 1];
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */

@@ -18,3 +18,8 @@ set(_xo_no_icd_dir ${CMAKE_CURRENT_BINARY_DIR}/no-opencl-vendors)
 file(MAKE_DIRECTORY ${_xo_no_icd_dir})
 xo_add_test(test_opencl_noplatform SOURCES test_opencl_noplatform.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off OCL_ICD_VENDORS=${_xo_no_icd_dir} OCL_ICD_FILENAMES=)
+
+# A device allocation the memory limit cannot back (RLIMIT_AS, set by the test in a
+# forked child) falls back to the CPU instead of aborting inside the OpenCL runtime.
+xo_add_test(test_alloc_limit SOURCES test_alloc_limit.c LIBS xo_testutil m LABELS opencl
+            ENV XO_CALIBRATE=off XO_ZERO_COPY=off)

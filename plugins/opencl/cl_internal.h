@@ -56,6 +56,8 @@ typedef struct xo__cl_device {
     xo_device_info info;
     char platform_version[128];
     cl_ulong max_alloc;
+    cl_ulong global_mem;        /* CL_DEVICE_GLOBAL_MEM_SIZE (0: unknown) */
+    _Atomic cl_ulong held;      /* bytes of the buffers mem_alloc gave out and not yet freed */
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
 
@@ -132,8 +134,10 @@ uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);
 /* Path of the cache entry for `key` ("" and 0 when there is no cache directory). */
 int xo__cl_cache_path(const xo_plugin_host *host, const char *key, char *out, size_t cap);
 /* 1: *out_bin (malloc'd) holds a binary whose header, key and checksum are intact;
- * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key). */
-int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size);
+ * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key, not a regular
+ * file), the reason in `why`. Never blocks (a FIFO there is damaged). */
+int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size, char *why,
+                      size_t whycap);
 /* Write atomically (temp file + rename); failures are logged, never fatal. */
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size);

@@ -10,6 +10,7 @@
 #include "cl_internal.h"
 #include "xo_cl_embedded.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,7 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         return 0;
     }
 
-    char key[1024], path[1200];
+    char key[1024], path[PATH_MAX];
     snprintf(key, sizeof key,
              "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
              "options=%s\nsource=%s:%016llx:%zu\n",
@@ -147,16 +148,20 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     if (cached) {
         unsigned char *bin = NULL;
         size_t size = 0;
-        int r = xo__cl_cache_load(path, key, &bin, &size);
+        char why[128];
+        int r = xo__cl_cache_load(path, key, &bin, &size, why, sizeof why);
         if (r == 1) p = build_from_binary(d, bin, size, opts);
         free(bin);
         if (p) {
             atomic_fetch_add(&n_hits, 1);
             h->log(XO_LOG_DEBUG, "opencl: %s: program '%s' (%s) loaded from %s", d->info.name, src_name,
                    dtype_names[dt], path);
-        } else if (r != 0) {
+        } else if (r < 0) {
             atomic_fetch_add(&n_rejected, 1);
-            h->log(XO_LOG_INFO, "opencl: kernel cache entry %s is damaged or refused; rebuilding", path);
+            h->log(XO_LOG_WARN, "opencl: kernel cache entry %s is damaged (%s); rebuilding", path, why);
+        } else if (r == 1) {
+            atomic_fetch_add(&n_rejected, 1);
+            h->log(XO_LOG_INFO, "opencl: kernel cache entry %s refused by the driver; rebuilding", path);
         }
     }
 

@@ -80,6 +80,8 @@ static int device_open(xo__cl_state *st, xo__cl_device *d, cl_platform_id platfo
     d->info.fp64 = device_has_fp64(id);
     if (clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL) != CL_SUCCESS)
         d->max_alloc = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL) != CL_SUCCESS)
+        d->global_mem = 0;
     cl_uint align_bits = 0;
     if (clGetDeviceInfo(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL) != CL_SUCCESS)
         align_bits = 0;
