@@ -87,7 +87,7 @@ double xo__compute_us(const xo__profile *p, const xo__op_cost *op)
     xo_dtype dt = op->dtype == XO_F64 ? XO_F64 : XO_F32;
     double flops = positive(op->flops, 0.0), bytes = positive(op->bytes, 0.0);
     double gflops, gbps;
-    if (op->kind == XO_OP_GEMM) {
+    if (op->kind == XO_OP_GEMM || op->kind == XO_OP_GEMM_BIAS_ACT) {
         gflops = positive(xo__gemm_gflops(p, dt, op->size), MIN_GFLOPS);
         gbps = positive(p->info.mem_gbps, MIN_GBPS);
     } else {

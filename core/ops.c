@@ -8,35 +8,7 @@
  * dispatch in xo_dispatch.h unrolls its operand loops). */
 #define XO_INLINE inline __attribute__((always_inline))
 
-/* A leading dimension or increment that cannot matter (one row or column, one element)
- * may legally be any size, even past what BLAS's 32-bit ints hold; the op is the same
- * with the smallest legal value, so that is what devices get. */
-static size_t tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
-{
-    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
-    return outer <= 1 ? (inner > 1 ? inner : 1) : ld;
-}
-static size_t tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
-
 /* ---- each op's description for the plugins (both paths fill it the same way) -------- */
-
-static XO_INLINE void gemm_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
-                                size_t n, size_t k, double alpha, size_t lda, size_t ldb, double beta, size_t ldc)
-{
-    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
-    d->layout = layout;
-    d->ta = ta;
-    d->tb = tb;
-    d->m = m;
-    d->n = n;
-    d->k = k;
-    d->ld[0] = tidy_ld(layout, an ? m : k, an ? k : m, lda);
-    d->ld[1] = tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
-    d->ld[2] = tidy_ld(layout, m, n, ldc);
-    d->alpha = alpha;
-    d->beta = beta;
-    d->narg = 3;
-}
 
 static XO_INLINE void gemv_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha,
                                 size_t lda, size_t incx, double beta, size_t incy)
@@ -46,9 +18,9 @@ static XO_INLINE void gemv_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta
     d->ta = ta;
     d->m = m;
     d->n = n;
-    d->ld[0] = tidy_ld(layout, m, n, lda);
-    d->inc[0] = tidy_inc(nt ? n : m, incx);
-    d->inc[1] = tidy_inc(nt ? m : n, incy);
+    d->ld[0] = xo__tidy_ld(layout, m, n, lda);
+    d->inc[0] = xo__tidy_inc(nt ? n : m, incx);
+    d->inc[1] = xo__tidy_inc(nt ? m : n, incy);
     d->alpha = alpha;
     d->beta = beta;
     d->narg = 3;
@@ -57,8 +29,8 @@ static XO_INLINE void gemv_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta
 static XO_INLINE void axpy_desc(xo_op_desc *d, size_t n, double alpha, size_t incx, size_t incy)
 {
     d->n = n;
-    d->inc[0] = tidy_inc(n, incx);
-    d->inc[1] = tidy_inc(n, incy);
+    d->inc[0] = xo__tidy_inc(n, incx);
+    d->inc[1] = xo__tidy_inc(n, incy);
     d->alpha = alpha;
     d->narg = 2;
 }
@@ -129,18 +101,10 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_GEMM, dt);
     RET(xo__check_ctx(&op));
-    RET(xo__check_layout(&op, layout));
-    RET(xo__check_trans(&op, "ta", ta));
-    RET(xo__check_trans(&op, "tb", tb));
-    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
-    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "m", "k", !an, a, a_off, layout, an ? m : k, an ? k : m, lda));
-    RET(xo__check_matrix(&op, 1, "b", "b_off", "ldb", "k", "n", !bn, b, b_off, layout, bn ? k : n, bn ? n : k, ldb));
-    RET(xo__check_matrix(&op, 2, "c", "c_off", "ldc", "m", "n", 0, c, c_off, layout, m, n, ldc));
-    RET(xo__check_overlap(&op, 2, "c", 0, "a", 0));
-    RET(xo__check_overlap(&op, 2, "c", 1, "b", 0));
+    RET(xo__check_gemm(&op, layout, ta, tb, m, n, k, a, a_off, lda, b, b_off, ldb, c, c_off, ldc));
     if (m == 0 || n == 0)
         return XO_OK;
-    gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+    xo__gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
     op.reads = 3u | (beta != 0.0) << 2;
     op.writes = 1u << 2;
     op.cpu_only = k == 0;
@@ -248,7 +212,7 @@ static XO_INLINE xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, si
     if (n == 0)
         return XO_OK;
     op.desc.n = n;
-    op.desc.inc[0] = tidy_inc(n, incx);
+    op.desc.inc[0] = xo__tidy_inc(n, incx);
     op.desc.alpha = alpha;
     op.reads = op.writes = 1u;
     op.desc.narg = 1;
@@ -272,8 +236,8 @@ static XO_INLINE xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind
     if (kind == XO_OP_DOT)
         RET(xo__check_overlap(&op, o, "out", 1, "y", 0));
     op.desc.n = n;
-    op.desc.inc[0] = tidy_inc(n, incx);
-    op.desc.inc[1] = kind == XO_OP_DOT ? tidy_inc(n, incy) : 1;
+    op.desc.inc[0] = xo__tidy_inc(n, incx);
+    op.desc.inc[1] = kind == XO_OP_DOT ? xo__tidy_inc(n, incy) : 1;
     op.reads = kind == XO_OP_DOT ? 3u : 1u;
     op.writes = 1u << o;
     op.desc.narg = o + 1;
@@ -287,7 +251,7 @@ static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, x
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_UNARY, dt);
     RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)uop, XO_RELU, XO_SIGMOID_GRAD));
+    RET(xo__check_enum(&op, "op", (int)uop, XO_RELU, XO_IDENTITY));
     RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
     RET(xo__check_vector(&op, 1, "y", "y_off", NULL, y, y_off, n, 1));
     RET(xo__check_overlap(&op, 1, "y", 0, "x", 1));
@@ -336,7 +300,7 @@ static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, si
         return XO_OK;
     op.desc.m = rows;
     op.desc.n = cols;
-    op.desc.ld[0] = tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
+    op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
     op.reads = 3u;
     op.writes = 1u;
     op.desc.narg = 2;
@@ -366,60 +330,108 @@ static XO_INLINE xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, 
 
 /* ---- the public entry points ------------------------------------------------------ */
 
-#define XO_DEFINE_OPS(P, T, DT)                                                                                    \
-    xo_status xo_##P##gemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,         \
-                           size_t n, size_t k, T alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b,       \
-                           size_t b_off, size_t ldb, T beta, xo_buffer *c, size_t c_off, size_t ldc)               \
-    {                                                                                                              \
-        return gemm("xo_" #P "gemm", DT, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, \
-                    c, c_off, ldc);                                                                                \
-    }                                                                                                              \
-    xo_status xo_##P##gemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, T alpha,       \
-                           xo_buffer *a, size_t a_off, size_t lda, xo_buffer *x, size_t x_off, size_t incx, T beta, \
-                           xo_buffer *y, size_t y_off, size_t incy)                                                \
-    {                                                                                                              \
-        return gemv("xo_" #P "gemv", DT, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y,     \
-                    y_off, incy);                                                                                  \
-    }                                                                                                              \
-    xo_status xo_##P##axpy(xo_context *ctx, size_t n, T alpha, xo_buffer *x, size_t x_off, size_t incx,           \
-                           xo_buffer *y, size_t y_off, size_t incy)                                                \
-    {                                                                                                              \
-        return axpy("xo_" #P "axpy", DT, ctx, n, alpha, x, x_off, incx, y, y_off, incy);                           \
-    }                                                                                                              \
-    xo_status xo_##P##scal(xo_context *ctx, size_t n, T alpha, xo_buffer *x, size_t x_off, size_t incx)           \
-    {                                                                                                              \
-        return scal("xo_" #P "scal", DT, ctx, n, alpha, x, x_off, incx);                                           \
-    }                                                                                                              \
-    xo_status xo_##P##dot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,       \
-                          size_t y_off, size_t incy, xo_buffer *out, size_t out_off)                               \
-    {                                                                                                              \
-        return dot_nrm2("xo_" #P "dot", DT, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);      \
-    }                                                                                                              \
-    xo_status xo_##P##nrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,    \
-                           size_t out_off)                                                                         \
-    {                                                                                                              \
-        return dot_nrm2("xo_" #P "nrm2", DT, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);        \
-    }                                                                                                              \
-    xo_status xo_##P##unary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,  \
-                            size_t y_off)                                                                          \
-    {                                                                                                              \
-        return unary("xo_" #P "unary", DT, ctx, op, n, x, x_off, y, y_off);                                        \
-    }                                                                                                              \
-    xo_status xo_##P##binary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off,              \
-                             xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)                               \
-    {                                                                                                              \
-        return binary("xo_" #P "binary", DT, ctx, op, n, a, a_off, b, b_off, c, c_off);                            \
-    }                                                                                                              \
-    xo_status xo_##P##bias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,     \
-                           xo_buffer *bias_, size_t bias_off)                                                      \
-    {                                                                                                              \
-        return bias("xo_" #P "bias", DT, ctx, rows, cols, a, a_off, lda, bias_, bias_off);                         \
-    }                                                                                                              \
-    xo_status xo_##P##reduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off,              \
-                             xo_buffer *out, size_t out_off)                                                       \
-    {                                                                                                              \
-        return reduce("xo_" #P "reduce", DT, ctx, op, n, x, x_off, out, out_off);                                  \
-    }
+xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                   size_t k, float alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b, size_t b_off,
+                   size_t ldb, float beta, xo_buffer *c, size_t c_off, size_t ldc)
+{
+    return gemm("xo_sgemm", XO_F32, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
+                ldc);
+}
+xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, float alpha, xo_buffer *a,
+                   size_t a_off, size_t lda, xo_buffer *x, size_t x_off, size_t incx, float beta, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return gemv("xo_sgemv", XO_F32, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y, y_off, incy);
+}
+xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return axpy("xo_saxpy", XO_F32, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_sscal(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx)
+{
+    return scal("xo_sscal", XO_F32, ctx, n, alpha, x, x_off, incx);
+}
+xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                  size_t incy, xo_buffer *out, size_t out_off)
+{
+    return dot_nrm2("xo_sdot", XO_F32, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
+}
+xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,
+                   size_t out_off)
+{
+    return dot_nrm2("xo_snrm2", XO_F32, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);
+}
+xo_status xo_sunary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,
+                    size_t y_off)
+{
+    return unary("xo_sunary", XO_F32, ctx, op, n, x, x_off, y, y_off);
+}
+xo_status xo_sbinary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off, xo_buffer *b,
+                     size_t b_off, xo_buffer *c, size_t c_off)
+{
+    return binary("xo_sbinary", XO_F32, ctx, op, n, a, a_off, b, b_off, c, c_off);
+}
+xo_status xo_sbias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *bias_, size_t bias_off)
+{
+    return bias("xo_sbias", XO_F32, ctx, rows, cols, a, a_off, lda, bias_, bias_off);
+}
+xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *out,
+                     size_t out_off)
+{
+    return reduce("xo_sreduce", XO_F32, ctx, op, n, x, x_off, out, out_off);
+}
 
-XO_DEFINE_OPS(s, float, XO_F32)
-XO_DEFINE_OPS(d, double, XO_F64)
+xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                   size_t k, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b, size_t b_off,
+                   size_t ldb, double beta, xo_buffer *c, size_t c_off, size_t ldc)
+{
+    return gemm("xo_dgemm", XO_F64, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
+                ldc);
+}
+xo_status xo_dgemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha, xo_buffer *a,
+                   size_t a_off, size_t lda, xo_buffer *x, size_t x_off, size_t incx, double beta, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return gemv("xo_dgemv", XO_F64, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y, y_off, incy);
+}
+xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return axpy("xo_daxpy", XO_F64, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_dscal(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx)
+{
+    return scal("xo_dscal", XO_F64, ctx, n, alpha, x, x_off, incx);
+}
+xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                  size_t incy, xo_buffer *out, size_t out_off)
+{
+    return dot_nrm2("xo_ddot", XO_F64, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
+}
+xo_status xo_dnrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,
+                   size_t out_off)
+{
+    return dot_nrm2("xo_dnrm2", XO_F64, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);
+}
+xo_status xo_dunary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,
+                    size_t y_off)
+{
+    return unary("xo_dunary", XO_F64, ctx, op, n, x, x_off, y, y_off);
+}
+xo_status xo_dbinary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off, xo_buffer *b,
+                     size_t b_off, xo_buffer *c, size_t c_off)
+{
+    return binary("xo_dbinary", XO_F64, ctx, op, n, a, a_off, b, b_off, c, c_off);
+}
+xo_status xo_dbias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,
+                   xo_buffer *bias_, size_t bias_off)
+{
+    return bias("xo_dbias", XO_F64, ctx, rows, cols, a, a_off, lda, bias_, bias_off);
+}
+xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *out,
+                     size_t out_off)
+{
+    return reduce("xo_dreduce", XO_F64, ctx, op, n, x, x_off, out, out_off);
+}

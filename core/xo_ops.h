@@ -172,5 +172,54 @@ static inline xo_status xo__check_overlap(const xo__op *op, int out, const char 
     return xo__fail_overlap(op->fn, outname, op->lo[out], op->hi[out], inname, op->lo[in], op->hi[in], alias_allowed);
 }
 
+/* A leading dimension or increment that cannot matter (one row or column, one element)
+ * may legally be any size, even past what BLAS's 32-bit ints hold; the op is the same
+ * with the smallest legal value, so that is what devices get. */
+static inline size_t xo__tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
+{
+    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
+    return outer <= 1 ? (inner > 1 ? inner : 1) : ld;
+}
+static inline size_t xo__tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
+
+/* gemm's operands a, b, c (operands 0..2) as gemm and gemm_bias_act take them. */
+static inline xo_status xo__check_gemm(xo__op *op, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
+                                       size_t n, size_t k, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b,
+                                       size_t b_off, size_t ldb, xo_buffer *c, size_t c_off, size_t ldc)
+{
+    XO_RETURN_IF_ERROR(xo__check_layout(op, layout));
+    XO_RETURN_IF_ERROR(xo__check_trans(op, "ta", ta));
+    XO_RETURN_IF_ERROR(xo__check_trans(op, "tb", tb));
+    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
+    XO_RETURN_IF_ERROR(xo__check_matrix(op, 0, "a", "a_off", "lda", "m", "k", !an, a, a_off, layout, an ? m : k,
+                                        an ? k : m, lda));
+    XO_RETURN_IF_ERROR(xo__check_matrix(op, 1, "b", "b_off", "ldb", "k", "n", !bn, b, b_off, layout, bn ? k : n,
+                                        bn ? n : k, ldb));
+    XO_RETURN_IF_ERROR(xo__check_matrix(op, 2, "c", "c_off", "ldc", "m", "n", 0, c, c_off, layout, m, n, ldc));
+    XO_RETURN_IF_ERROR(xo__check_overlap(op, 2, "c", 0, "a", 0));
+    return xo__check_overlap(op, 2, "c", 1, "b", 0);
+}
+
+/* gemm's description (gemm and gemm_bias_act). */
+static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta,
+                                                                xo_transpose tb, size_t m, size_t n, size_t k,
+                                                                double alpha, size_t lda, size_t ldb, double beta,
+                                                                size_t ldc)
+{
+    int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS;
+    d->layout = layout;
+    d->ta = ta;
+    d->tb = tb;
+    d->m = m;
+    d->n = n;
+    d->k = k;
+    d->ld[0] = xo__tidy_ld(layout, an ? m : k, an ? k : m, lda);
+    d->ld[1] = xo__tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
+    d->ld[2] = xo__tidy_ld(layout, m, n, ldc);
+    d->alpha = alpha;
+    d->beta = beta;
+    d->narg = 3;
+}
+
 #include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
 #endif
