@@ -9,7 +9,7 @@ target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugi
 
 # The plugin's 0.3 ops through its vtable (below the core), on the first CUDA device;
 # exits 77 (skipped) without one.
-xo_add_test(test_cuda_ops_nn SOURCES test_cuda_ops_nn.c LIBS m LABELS requires-gpu ENV XO_CALIBRATE=off)
+xo_add_test(test_cuda_ops_nn SOURCES test_cuda_ops_nn.c LIBS xo_testutil m LABELS requires-gpu ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_ops_nn PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
 # The conformance suite on the first CUDA device; exits 77 (skipped) without one.

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cuda_internal.h"
+#include "xo_test.h"
 
 const xo_plugin *xo_plugin_cuda(void);
 
@@ -222,24 +223,15 @@ static void test_ger(void **state)
     }
 }
 
-static double binary_ref(int op, double a, double b)
-{
-    switch (op) {
-    case XO_ADD: return a + b;
-    case XO_SUB: return a - b;
-    case XO_MUL: return a * b;
-    case XO_DIV: return a / b;
-    default: return a > b ? a : b;
-    }
-}
-
 static void test_binary_scalar_scale_by(void **state)
 {
     (void)state;
     FOR_EACH_DTYPE {
         for (int bop = XO_ADD; bop <= XO_MAX; bop++) {
             double want[16];
-            for (int i = 0; i < 16; i++) want[i] = i < 2 ? k_x[i] : binary_ref(bop, k_x[i], 1.5);
+            const double s15[16] = {1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5};
+            memcpy(want, k_x, sizeof want);
+            xot_ref_dbinary((xo_binary_op)bop, 14, k_x + 2, s15, want + 2);
             xo_plugin_mem *a = dev(k_x, 16);
             xo_op_desc op = {.kind = XO_OP_BINARY_SCALAR, .subop = bop, .n = 14, .alpha = 1.5, .narg = 2};
             op.arg[0] = op.arg[1] = arg(a, 2); /* in place */
@@ -314,16 +306,6 @@ static void test_reduce_axis(void **state)
     }
 }
 
-static double act_ref(int act, double v)
-{
-    switch (act) {
-    case XO_RELU: return v > 0 ? v : 0;
-    case XO_TANH: return tanh(v);
-    case XO_SIGMOID: return 1 / (1 + exp(-v));
-    default: return v;
-    }
-}
-
 /* C = act(alpha op(A) op(B) + beta C + bias) for m=3, n=4, k=2, A transposed, padded
  * leading dimensions, both layouts; alpha == 0 with NaN in A and B, beta == 0 with NaN
  * in C, and no bias. */
@@ -349,7 +331,8 @@ static void test_gemm_bias_act(void **state)
                 double s = 0;
                 for (size_t l = 0; l < k && alpha != 0; l++) s += a0[at(L, l, i, lda)] * b0[at(L, l, j, ldb)];
                 double v = (alpha == 0 ? 0 : alpha * s) + (beta == 0 ? 0 : beta * c0[at(L, i, j, ldc)]);
-                want[at(L, i, j, ldc)] = act_ref(cases[c].act, v + (cases[c].bias ? bias0[1 + j] : 0));
+                v += cases[c].bias ? bias0[1 + j] : 0;
+                xot_ref_dunary((xo_unary_op)cases[c].act, 1, &v, &want[at(L, i, j, ldc)]);
             }
         xo_plugin_mem *a = dev(a0, 24), *b = dev(b0, 24), *cm = dev(c0, 24), *bias = dev(bias0, 5);
         xo_op_desc op = {.kind = XO_OP_GEMM_BIAS_ACT, .subop = cases[c].act, .layout = L, .ta = XO_TRANS,
@@ -372,12 +355,9 @@ static void test_new_unary(void **state)
     (void)state;
     FOR_EACH_DTYPE for (int u = XO_SQRT; u <= XO_IDENTITY; u++) {
         double x0[8], want[8];
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < 8; i++)
             x0[i] = u == XO_ABS || u == XO_IDENTITY || u == XO_RECIPROCAL ? k_x[i] : fabs(k_x[i]) + 0.5;
-            const double v = x0[i];
-            want[i] = u == XO_SQRT ? sqrt(v) : u == XO_RSQRT ? 1 / sqrt(v) : u == XO_LOG ? log(v)
-                    : u == XO_ABS ? fabs(v) : u == XO_RECIPROCAL ? 1 / v : v;
-        }
+        xot_ref_dunary((xo_unary_op)u, 8, x0, want);
         xo_plugin_mem *x = dev(x0, 8), *y = dev(x0, 8);
         xo_op_desc op = {.kind = XO_OP_UNARY, .subop = u, .n = 8, .narg = 2};
         op.arg[0] = arg(x, 0);
