@@ -42,7 +42,8 @@ void xo_buffer_destroy(xo_buffer *b)
     for (int d = 1; d < ctx->ndev; d++)
         if (b->mem[d])
             ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
-    free(b->host);
+    if (!b->wrapped)
+        free(b->host);
     free(b);
 }
 

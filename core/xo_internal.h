@@ -180,7 +180,8 @@ double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 struct xo_buffer {
     xo_context *ctx;
     size_t bytes;
-    void *host;                           /* XO_HOST_ALIGN-aligned host copy */
+    void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
+    int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
     uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
     uint32_t shared;                      /* bit d: device d's copy is the host copy (zero-copy) */
     uint32_t inflight;                    /* bit d: shared device d may have queued ops on it */
