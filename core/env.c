@@ -128,9 +128,12 @@ xo_status xo__env_read(xo__env *env)
     env->zero_copy = 1;
 
     const char *v;
-    if ((v = getenv("XO_LOG")) != NULL) {
+    if ((v = getenv("XO_LOG")) != NULL && strcasecmp(v, "summary") == 0) {
+        env->log_level = XO_LOG_WARN; /* a table at exit (the BLAS drop-in's for now); warnings still show */
+    } else if (v != NULL) {
         int lvl = 0;
-        XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names, "off, error, warn, info, decisions, debug", &lvl));
+        XO_RETURN_IF_ERROR(
+            parse_choice("XO_LOG", v, log_names, "off, error, warn, info, decisions, debug, summary", &lvl));
         env->log_level = lvl;
     }
     if ((v = getenv("XO_PLUGINS")) != NULL)
