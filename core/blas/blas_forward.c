@@ -74,6 +74,16 @@ static int resolve(void *h, const char *name, void (**slot)(void), const void *s
 static void any_threads(int n) { (void)n; }
 static char *no_config(void) { return (char *)"CPU BLAS"; }
 
+/* The program shares this OpenBLAS (numpy loads the same libopenblas.so.0): its thread
+ * count (OPENBLAS_NUM_THREADS, or what the program set) stays as it is unless XO_THREADS
+ * asks for another. */
+static void (*g_set_threads)(int);
+static void set_threads_if_asked(int n)
+{
+    if (getenv("XO_THREADS"))
+        g_set_threads(n);
+}
+
 __attribute__((constructor)) static void load_cpu_blas(void)
 {
     const char *lib = getenv("XO_BLAS_LIB");
@@ -94,8 +104,9 @@ __attribute__((constructor)) static void load_cpu_blas(void)
     XO_BLAS_FORTRAN(XO_BLAS_RESOLVE)
     XO_BLAS_CBLAS(XO_BLAS_RESOLVE)
     XO_BLAS_POINTERS(XO_BLAS_RESOLVE)
-    if (xo__fwd_openblas_set_num_threads == missing)
-        xo__fwd_openblas_set_num_threads = (void (*)(void))any_threads;
+    g_set_threads = xo__fwd_openblas_set_num_threads == missing ? any_threads
+                                                                 : (void (*)(int))xo__fwd_openblas_set_num_threads;
+    xo__fwd_openblas_set_num_threads = (void (*)(void))set_threads_if_asked;
     if (xo__fwd_openblas_get_config == missing)
         xo__fwd_openblas_get_config = (void (*)(void))no_config;
     xo__blas_lib_ok = xo__fwd_cblas_sgemm != missing && xo__fwd_sgemm_ != missing;
