@@ -8,6 +8,7 @@
  * plugin reaching OpenBLAS inside the drop-in must not call the drop-in again). */
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -367,10 +368,40 @@ static void test_quick_returns(void **state)
     assert_true(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
 }
 
+/* Several threads at once, from the very first call (the drop-in sets up once). */
+static void *gemm_thread(void *arg)
+{
+    enum { N = 48 };
+    double a[N * N], b[N * N], c[N * N], want[N * N];
+    fill(a, N * N, (unsigned)(size_t)arg), fill(b, N * N, 9);
+    for (int rep = 0; rep < 20; rep++) {
+        memset(c, 0, sizeof c), memset(want, 0, sizeof want);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0, a, N, b, N, 0.0, c, N);
+        ref_gemm(0, 1, N, N, N, 1.0, a, N, b, N, 0.0, want, N);
+        for (int i = 0; i < N * N; i++)
+            if (fabs(c[i] - want[i]) > 1e-10 * fmax(1, fabs(want[i])))
+                return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, gemm_thread, (void *)(i + 1)), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r = (void *)1;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sgemm),  cmocka_unit_test(test_dgemm),   cmocka_unit_test(test_sgemv),
+        cmocka_unit_test(test_threads), cmocka_unit_test(test_sgemm), cmocka_unit_test(test_dgemm),   cmocka_unit_test(test_sgemv),
         cmocka_unit_test(test_dgemv),  cmocka_unit_test(test_slevel1), cmocka_unit_test(test_dlevel1),
         cmocka_unit_test(test_errors), cmocka_unit_test(test_quick_returns),
     };

@@ -107,7 +107,7 @@ static void test_ops_every_device(void **state)
     (void)state;
     for (size_t s = 0; s < sizeof g_specs / sizeof g_specs[0]; s++) {
         run_ops_on(g_specs[s], 0); /* aligned: in place on a host-unified device */
-        run_ops_on(g_specs[s], 4); /* unaligned: a device copy */
+        run_ops_on(g_specs[s], 8); /* not 128-byte aligned: a device copy */
     }
 }
 

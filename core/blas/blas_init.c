@@ -127,10 +127,13 @@ static void set_up(void)
                     kind_names[k], small[k][0], small[k][1]);
     }
     g_ctx = ctx;
-    xo__blas.counting = log_wants_counts();
-    if (xo__blas.counting)
+    int counting = log_wants_counts();
+    atomic_store(&xo__blas.counting, counting);
+    if (counting)
         atexit(print_summary);
-    memcpy(xo__blas.small, small, sizeof small);
+    for (int k = 0; k < XO_BLAS_KINDS; k++)
+        for (int dt = 0; dt < 2; dt++)
+            atomic_store_explicit(&xo__blas.small[k][dt], small[k][dt], memory_order_release);
 }
 
 xo_context *xo__blas_context(void)
@@ -162,7 +165,8 @@ int xo__blas_finish(xo__blas_call *call, xo_status st, int out, xo__blas_kind ki
     if (st == XO_OK)
         st = xo_buffer_sync(call->buf[out]);
     int dev = -1;
-    if (st == XO_OK && xo__blas.counting) {
+    int counting = atomic_load_explicit(&xo__blas.counting, memory_order_relaxed);
+    if (st == XO_OK && counting) {
         xo_decision d;
         if (xo_last_decision(call->ctx, &d) == XO_OK)
             dev = d.device;
@@ -174,7 +178,7 @@ int xo__blas_finish(xo__blas_call *call, xo_status st, int out, xo__blas_kind ki
                 xo_status_string(st), xo_last_error());
         dev = -1;
     }
-    if (xo__blas.counting)
+    if (counting)
         atomic_fetch_add_explicit(&xo__blas.calls[kind][dt][abi][dev + 1], 1, memory_order_relaxed);
     return st == XO_OK;
 }

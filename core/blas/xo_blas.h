@@ -64,8 +64,8 @@ typedef struct xo__blas_state {
     /* Work (gemm m*n*k, gemv and ger m*n, vectors n) under which no device but the CPU
      * can win, transfers included: such calls go straight to the CPU BLAS. 0 until the
      * first call sets it up; infinite where no device can ever win. */
-    double small[XO_BLAS_KINDS][2];
-    int counting; /* XO_LOG=summary (or info and more): count calls per routine and device */
+    _Atomic double small[XO_BLAS_KINDS][2]; /* read relaxed: a plain load */
+    _Atomic int counting; /* XO_LOG=summary (or info and more): count calls per routine and device */
     /* [kind][dtype][abi][0]: straight to the CPU BLAS; [1 + d]: placed on device d */
     _Atomic uint64_t calls[XO_BLAS_KINDS][2][XO_BLAS_ABIS][XO_MAX_DEVICES + 1];
 } xo__blas_state;
@@ -74,9 +74,9 @@ extern XO_HIDDEN xo__blas_state xo__blas;
 /* 1 when the call goes straight to the CPU BLAS (counted there). */
 static inline int xo__blas_small(xo__blas_kind kind, xo_dtype dt, xo__blas_abi abi, double work)
 {
-    if (!(work < xo__blas.small[kind][dt]))
+    if (!(work < atomic_load_explicit(&xo__blas.small[kind][dt], memory_order_relaxed)))
         return 0;
-    if (xo__blas.counting)
+    if (atomic_load_explicit(&xo__blas.counting, memory_order_relaxed))
         atomic_fetch_add_explicit(&xo__blas.calls[kind][dt][abi][0], 1, memory_order_relaxed);
     return 1;
 }
