@@ -52,8 +52,30 @@ static int describe(xo__blas_kind kind, xo_dtype dt, double s, xo__op_cost *c, d
         out = kind == XO_BLAS_DOT || kind == XO_BLAS_NRM2 ? (double)el : in[0];
         break;
     }
+#if XO_BLAS_HAVE_GER
+    case XO_BLAS_GER: /* A += alpha x y^T: x, y and A up, A back */
+        xo__op_cost_init(c, XO_OP_GER, dt, n, n, 0);
+        *work = (double)n * n;
+        in[0] = out = (double)(n * n * el);
+        in[1] = (double)(2 * n * el);
+        break;
+#endif
+#if XO_BLAS_HAVE_COPY
+    case XO_BLAS_COPY:
+        xo__op_cost_init(c, XO_OP_COPY, dt, 0, n, 0);
+        *work = (double)n;
+        in[0] = out = (double)(n * el);
+        break;
+#endif
+#if XO_BLAS_HAVE_AXPBY
+    case XO_BLAS_AXPBY:
+        xo__op_cost_init(c, XO_OP_AXPBY, dt, 0, n, 0);
+        *work = (double)n;
+        in[0] = in[1] = out = (double)(n * el);
+        break;
+#endif
     default:
-        return 0; /* ger, axpby, copy: forwarded until the core has them */
+        return 0; /* forwarded until the core has the op (XO_BLAS_HAVE_*) */
     }
     c->noperands = 0;
     for (int i = 0; i < 2; i++)

@@ -9,9 +9,15 @@
 #define XO_BLAS_NAMES_H
 
 /* Switch a routine family to crossover's own op: 0 -> 1 (its C code is already here). */
+#ifndef XO_BLAS_HAVE_GER
 #define XO_BLAS_HAVE_GER 0   /* xo_sger, xo_dger */
+#endif
+#ifndef XO_BLAS_HAVE_COPY
 #define XO_BLAS_HAVE_COPY 0  /* xo_scopy, xo_dcopy */
+#endif
+#ifndef XO_BLAS_HAVE_AXPBY
 #define XO_BLAS_HAVE_AXPBY 0 /* xo_saxpby, xo_daxpby */
+#endif
 
 #define XO_BLAS_FORTRAN(X) \
     X(caxpby_, FWD) X(caxpy_, FWD) X(ccopy_, FWD) X(cdotc_, FWD) X(cdotu_, FWD) X(cgbmv_, FWD) \
