@@ -15,23 +15,31 @@ xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: bytes = 0; a buffer holds at least one byte");
     if (bytes > SIZE_MAX - XO_HOST_ALIGN)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: bytes = %zu is too large", bytes);
-    xo_buffer *b = calloc(1, sizeof *b);
     size_t rounded = (bytes + XO_HOST_ALIGN - 1) / XO_HOST_ALIGN * XO_HOST_ALIGN;
-    void *host = b ? aligned_alloc(XO_HOST_ALIGN, rounded) : NULL;
-    if (!host) {
-        free(b);
+    void *host = aligned_alloc(XO_HOST_ALIGN, rounded);
+    if (!host)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: cannot allocate %zu bytes of host memory", bytes);
-    }
-    if (pthread_mutex_init(&b->move_lock, NULL) != 0) {
-        free(host);
-        free(b);
-        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: pthread_mutex_init failed");
-    }
     memset(host, 0, rounded);
+    xo_status st = xo__buffer_new(ctx, host, bytes, 0, "xo_buffer_create", out);
+    if (st != XO_OK)
+        free(host);
+    return st;
+}
+
+xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out)
+{
+    xo_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    if (pthread_mutex_init(&b->move_lock, NULL) != 0) {
+        free(b);
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: pthread_mutex_init failed", fn);
+    }
     b->ctx = ctx;
     b->bytes = bytes;
     b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
     b->host = host;
+    b->wrapped = wrapped;
     atomic_init(&b->valid, 1u);
     *out = b;
     return XO_OK;
@@ -48,7 +56,8 @@ void xo_buffer_destroy(xo_buffer *b)
         if (b->mem[d])
             ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
     pthread_mutex_destroy(&b->move_lock);
-    free(b->host);
+    if (!b->wrapped)
+        free(b->host);
     free(b);
 }
 

@@ -145,7 +145,7 @@ xo_status xo__env_read(xo__env *env)
     const char *v;
     if ((v = getenv("XO_LOG")) != NULL) {
         int lvl = 0;
-        if (strcmp(v, "summary") == 0) { /* warnings, and the summary table at the end */
+        if (strcasecmp(v, "summary") == 0) { /* warnings, and the summary table at the end */
             lvl = XO_LOG_WARN;
             env->summary = 1;
         } else {

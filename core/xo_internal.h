@@ -278,7 +278,8 @@ double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 struct xo_buffer {
     xo_context *ctx;
     size_t bytes;
-    void *host;                           /* XO_HOST_ALIGN-aligned host copy */
+    void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
+    int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
     _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host */
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
@@ -305,6 +306,10 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 
 /* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
 int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
+
+/* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
+ * never freed. `fn` names the public caller in messages. */
+xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
 
 /* Make `b` current on device `dev` (moving it only if stale there; counted in stats).
  * For dev 0 this brings the host copy current. */

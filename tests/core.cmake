@@ -73,3 +73,5 @@ target_link_libraries(test_semantics PRIVATE xo_testutil crossover ${XO_CMOCKA} 
 xo_target_warnings(test_semantics)
 xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
 xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)
+# Buffers over the caller's memory (xo_buffer_wrap) on the CPU and a forced OpenCL device.
+xo_add_test(test_wrap SOURCES test_wrap.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

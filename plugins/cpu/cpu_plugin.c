@@ -3,6 +3,7 @@
 #include "cpu_internal.h"
 
 #include <cblas.h>
+#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
