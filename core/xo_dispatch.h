@@ -151,6 +151,20 @@ static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo_
     return e;
 }
 
+/* Operand i must be current where the op runs (op->need from xo__op_needs). */
+static inline int xo__needs_current(const xo__op *op, int i) { return (op->need >> i) & 1u; }
+
+/* ---- run.c: make operands current, run, record ------------------------------------ */
+
+/* Run `op` on device d and record it. raw_compute_us > 0 feeds the online correction;
+ * known_us >= 0 is the corrected predicted run time (busy time of untimed tiny ops). */
+xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us);
+/* The op failed on `failed`: complete it elsewhere (the CPU, or for a failed CPU the
+ * cheapest other eligible device in dec), every operand's current copy intact. */
+xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out_dev);
+/* An op of `us` was queued on asynchronous device d: its queue ends that much later. */
+void xo__queue_add(xo_context *ctx, int d, double us);
+
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
 xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));
 /* The fast path's CPU run failed: complete the op elsewhere (cold). */
