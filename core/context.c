@@ -180,7 +180,7 @@ static xo_status create(xo_context **out, int private_)
     /* Fault injection goes through the checks of the full path. */
     ctx->fast_dispatch = ctx->nfaults == 0;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
-        ctx->host_blas = ctx->dev[0].plugin->host_blas;
+        ctx->host_blas = xo__cpu_host_blas();
     xo__clear_error();
     *out = ctx;
     return XO_OK;

@@ -4,6 +4,7 @@
 
 #include <crossover.h>
 #include <crossover/plugin.h>
+#include "xo_host_blas.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,6 +1,7 @@
 /* The CPU plugin: device 0, the host. Operands are host memory; ops run on the
  * calling thread (OpenBLAS, or our loops on a small pool). */
 #include "cpu_internal.h"
+#include "xo_host_blas.h" /* the core's express path calls these directly */
 
 #include <cblas.h>
 #include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
@@ -198,8 +199,9 @@ static const xo_plugin cpu_plugin = {
     .run = cpu_run,
     .finish = cpu_finish,
     .drain_timings = NULL,
-    .host_blas = &cpu_host_blas,
 };
+
+const xo_host_blas *xo__cpu_host_blas(void) { return &cpu_host_blas; }
 
 const xo_plugin *xo_plugin_cpu(void);
 const xo_plugin *xo_plugin_cpu(void) { return &cpu_plugin; }
