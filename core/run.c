@@ -74,23 +74,6 @@ static void drain_timings(xo_context *ctx, int d)
 }
 
 
-/* Count one completed op and its busy time: on this thread's own slot when it has one. */
-static void count_op(xo_context *ctx, int stat_slot, int d, uint64_t busy_ns)
-{
-    if (stat_slot >= 0) {
-        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
-        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&s->busy_ns[d],
-                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
-}
 
 
 /* ---- running ---------------------------------------------------------------------- */
@@ -177,7 +160,7 @@ xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double know
     for (int i = 0; i < op->desc.narg; i++)
         if (op->writes >> i & 1u)
             xo__buffer_mark_written(op->buf[i], d);
-    count_op(ctx, op->stat_slot, d, busy_ns);
+    xo__count_op(ctx, op->stat_slot, d, busy_ns);
     return XO_OK;
 }
 

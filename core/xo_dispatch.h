@@ -180,6 +180,27 @@ static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_ent
     return hit && e->uses < e->fast_until && mode < 2 && e->fast[mode];
 }
 
+/* Count one completed op on device d and its busy time: on this thread's own stat slot
+ * when it has one (plain stores, no locked instruction), else the device's atomics. The
+ * one place the fast paths and run.c count ops. */
+static inline __attribute__((always_inline)) void xo__count_op(xo_context *ctx, int stat_slot, int d,
+                                                               uint64_t busy_ns)
+{
+    if (stat_slot >= 0) {
+        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
+        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&s->busy_ns[d],
+                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
+}
+
 /* When an op run for cache entry `e` starts. A tiny op is not timed (0): timing it would
  * cost a good share of it, so its busy time is the corrected prediction (which the
  * learning calls keep matched to measurements). */
@@ -205,19 +226,7 @@ static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ct
     s->d.forced = forced == 0;
     s->d.ndevices = ctx->ndev;
     s->d.device = 0;
-    if (s->stat_slot >= 0) {
-        xo__stat_slot *ss = &ctx->stat_slots[s->stat_slot];
-        atomic_store_explicit(&ss->ops[0], atomic_load_explicit(&ss->ops[0], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&ss->busy_ns[0],
-                                  atomic_load_explicit(&ss->busy_ns[0], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&cpu->stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
+    xo__count_op(ctx, s->stat_slot, 0, busy_ns);
 }
 
 /* Run `desc` on the CPU for cache entry `e` and record it. 0 if the plugin failed
