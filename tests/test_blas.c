@@ -1,5 +1,5 @@
 /* libcrossover_blas.so against plain reference loops: every routine crossover runs
- * (gemm, gemv, axpy, scal, dot, nrm2 in s and d) through both ABIs, CBLAS in both
+ * (gemm, gemv, ger, axpy, axpby, scal, copy, dot, nrm2 in s and d) through both ABIs, CBLAS in both
  * layouts, including alpha == 0 / beta == 0 (NaN that must not be read), increments the
  * drop-in hands to the CPU BLAS (negative, zero), quick returns, and every argument check
  * (xerbla_ / cblas_xerbla with the reference INFO numbers; this program's own handlers
@@ -23,6 +23,10 @@
                   const int *, const T *, const int *, const T *, T *, const int *, size_t, size_t);             \
     void p##gemv_(const char *, const int *, const int *, const T *, const T *, const int *, const T *,          \
                   const int *, const T *, T *, const int *, size_t);                                             \
+    void p##ger_(const int *, const int *, const T *, const T *, const int *, const T *, const int *, T *,         \
+                 const int *);                                                                                   \
+    void p##axpby_(const int *, const T *, const T *, const int *, const T *, T *, const int *);                 \
+    void p##copy_(const int *, const T *, const int *, T *, const int *);                                        \
     void p##axpy_(const int *, const T *, const T *, const int *, T *, const int *);                             \
     void p##scal_(const int *, const T *, T *, const int *);                                                     \
     T p##dot_(const int *, const T *, const int *, const T *, const int *);                                      \
@@ -217,9 +221,55 @@ GEMM_TEST(double, d)
 GEMV_TEST(float, s)
 GEMV_TEST(double, d)
 
+/* ---- ger: A += alpha x y^T --------------------------------------------------------------- */
+static void ref_ger(int m, int n, double alpha, const double *x, int incx, const double *y, int incy, double *a,
+                    int lda)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++)
+            a[i + j * lda] += alpha * x[vi(m, incx, i)] * y[vi(n, incy, j)];
+}
+
+#define GER_TEST(T, p)                                                                                         \
+    static void p##ger_case(int abi, int m, int n, int incx, int incy, double alpha)                           \
+    {                                                                                                          \
+        int ld = (m > n ? m : n) + 1, sa = ld * ld; /* in either layout */                                     \
+        int sx = m ? 1 + (m - 1) * abs(incx) : 1, sy = n ? 1 + (n - 1) * abs(incy) : 1;                        \
+        double *a = malloc(sizeof(double) * sa), *x = malloc(sizeof(double) * sx), *y = malloc(sizeof(double) * sy); \
+        fill(a, sa, 10), fill(x, sx, 11), fill(y, sy, 12);                                                     \
+        if (alpha == 0) /* x and y are not read */                                                             \
+            x[0] = y[0] = NAN;                                                                                 \
+        T *ta_ = TO(T, a, sa), *tx = TO(T, x, sx), *ty = TO(T, y, sy);                                         \
+        if (alpha != 0) /* row-major A is column-major A^T: y x^T */                                           \
+            abi == ROW ? ref_ger(n, m, alpha, y, incy, x, incx, a, ld) : ref_ger(m, n, alpha, x, incx, y, incy, a, ld); \
+        T al = (T)alpha;                                                                                       \
+        if (abi == F77)                                                                                        \
+            p##ger_(&m, &n, &al, tx, &incx, ty, &incy, ta_, &ld);                                              \
+        else                                                                                                   \
+            cblas_##p##ger(abi == ROW ? CblasRowMajor : CblasColMajor, m, n, al, tx, incx, ty, incy, ta_, ld);  \
+        char what[96];                                                                                         \
+        snprintf(what, sizeof what, #p "ger abi %d %dx%d inc %d %d alpha %g", abi, m, n, incx, incy, alpha);   \
+        CLOSE(T, ta_, a, sa, what);                                                                            \
+        free(a), free(x), free(y), free(ta_), free(tx), free(ty);                                              \
+    }                                                                                                          \
+    static void test_##p##ger(void **state)                                                                    \
+    {                                                                                                          \
+        (void)state;                                                                                           \
+        static const int dims[][4] = {{3, 4, 1, 1},    {70, 50, 1, 1},  {70, 50, 2, 3}, {33, 20, -1, 2},        \
+                                      {20, 33, 1, -2}, {300, 200, 1, 1}, {1, 1, 1, 1},  {0, 5, 1, 1}};          \
+        static const double alphas[] = {0.7, 0.0, -1.5};                                                       \
+        for (int abi = F77; abi <= ROW; abi++)                                                                 \
+            for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)                                          \
+                for (size_t s = 0; s < sizeof alphas / sizeof alphas[0]; s++)                                  \
+                    p##ger_case(abi, dims[d][0], dims[d][1], dims[d][2], dims[d][3], alphas[s]);              \
+    }
+GER_TEST(float, s)
+GER_TEST(double, d)
+
 /* ---- level 1 ----------------------------------------------------------------------------- */
 static const int g_n[] = {0, 1, 7, 1000, 100000};
 static const int g_inc[][2] = {{1, 1}, {3, 2}, {-2, 1}, {1, -3}, {0, 1}};
+static const double g_axpby[][2] = {{0.5, -2.0}, {0.0, 1.5}, {0.25, 0.0}, {0.0, 0.0}, {1.0, 1.0}};
 
 #define LEVEL1_TEST(T, p)                                                                                      \
     static void test_##p##level1(void **state)                                                                 \
@@ -280,6 +330,32 @@ static const int g_inc[][2] = {{1, 1}, {3, 2}, {-2, 1}, {1, -3}, {0, 1}};
                             cblas_##p##scal(n, zero, ty, incy);                                                \
                         assert_true(isnan(ty[0]));                                                             \
                         assert_true(ty[incy] == 0 && signbit(ty[incy]));                                       \
+                    }                                                                                          \
+                    /* copy: y = x */                                                                          \
+                    tx[0] = (T)x[0];                                                                           \
+                    for (int i = 0; i < n; i++)                                                                \
+                        y[vi(n, incy, i)] = tx[vi(n, incx, i)];                                                \
+                    if (abi == F77)                                                                            \
+                        p##copy_(&n, tx, &incx, ty, &incy);                                                    \
+                    else                                                                                       \
+                        cblas_##p##copy(n, tx, incx, ty, incy);                                                \
+                    CLOSE(T, ty, y, sy, what);                                                                 \
+                    /* axpby: y = alpha x + beta y; alpha == 0 reads no x, beta == 0 no y (NaN there) */      \
+                    for (size_t k = 0; k < sizeof g_axpby / sizeof g_axpby[0]; k++) {                          \
+                        double al = g_axpby[k][0], be = g_axpby[k][1];                                         \
+                        T tal = (T)al, tbe = (T)be;                                                            \
+                        tx[0] = al == 0 ? (T)NAN : (T)x[0];                                                    \
+                        if (be == 0)                                                                           \
+                            ty[0] = (T)NAN, y[0] = NAN;                                                        \
+                        for (int i = 0; i < n; i++) {                                                          \
+                            double *o = &y[vi(n, incy, i)];                                                    \
+                            *o = (al == 0 ? 0 : al * tx[vi(n, incx, i)]) + (be == 0 ? 0 : be * *o);            \
+                        }                                                                                      \
+                        if (abi == F77)                                                                        \
+                            p##axpby_(&n, &tal, tx, &incx, &tbe, ty, &incy);                                   \
+                        else                                                                                   \
+                            cblas_##p##axpby(n, tal, tx, incx, tbe, ty, incy);                                 \
+                        CLOSE(T, ty, y, sy, what);                                                             \
                     }                                                                                          \
                     free(x), free(y), free(tx), free(ty);                                                      \
                 }                                                                                              \
@@ -342,6 +418,27 @@ static void test_errors(void **state)
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, 2, 2, 1, a, 2, a, 0, 0, c, 1), "cblas_sgemv", 9);
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, 2, 2, 1, a, 2, a, 1, 0, c, 0), "cblas_sgemv", 12);
     }
+    /* SGER: M 1, N 2, INCX 5, INCY 7, LDA 9 */
+    EXPECT_ERROR(sger_(&neg, &two, &al, a, &one, a, &one, c, &two), "SGER  ", 1);
+    EXPECT_ERROR(sger_(&two, &neg, &al, a, &one, a, &one, c, &two), "SGER  ", 2);
+    EXPECT_ERROR(sger_(&two, &two, &al, a, &zero, a, &one, c, &two), "SGER  ", 5);
+    EXPECT_ERROR(sger_(&two, &two, &al, a, &one, a, &zero, c, &two), "SGER  ", 7);
+    EXPECT_ERROR(sger_(&two, &two, &al, a, &one, a, &one, c, &one), "SGER  ", 9);
+    EXPECT_ERROR(dger_(&two, &two, (double[]){1}, (double *)a, &one, (double *)a, &zero, (double *)c, &two), "DGER  ", 7);
+    /* cblas_sger: layout 1, M 2, N 3, incX 6, incY 8, lda 10 in both layouts */
+    EXPECT_ERROR(cblas_sger(5, 2, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 1);
+    for (int row = 0; row < 2; row++) {
+        enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        EXPECT_ERROR(cblas_sger(o, -1, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 2);
+        EXPECT_ERROR(cblas_sger(o, 2, -1, 1, a, 1, a, 1, c, 2), "cblas_sger", 3);
+        EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 0, a, 1, c, 2), "cblas_sger", 6);
+        EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 1, a, 0, c, 2), "cblas_sger", 8);
+        EXPECT_ERROR(cblas_sger(o, 3, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
+    }
+    EXPECT_ERROR(cblas_dger(CblasRowMajor, 2, 2, 1, (double *)a, 1, (double *)a, 0, (double *)c, 2), "cblas_dger", 8);
+    /* lda is checked against the leading dimension of A in its layout: M, or N row-major */
+    EXPECT_ERROR(cblas_sger(CblasRowMajor, 2, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
+    EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     /* Row-major checks the column-major call it becomes: lda >= max(1, N) there. */
     EXPECT_ERROR(cblas_sgemv(CblasRowMajor, CblasNoTrans, 5, 3, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 7);
     g_calls = 0;
@@ -364,6 +461,10 @@ static void test_quick_returns(void **state)
     dgemv_("T", &two, &two, &z, NULL, &two, NULL, &two, &one, c, &two, 1);
     cblas_daxpy(0, 1, NULL, 1, c, 1);
     cblas_dscal(4, 1, c, 1);
+    dger_(&zero, &two, &one, NULL, &two, NULL, &two, c, &two);
+    cblas_dger(CblasRowMajor, 2, 2, 0, NULL, 1, NULL, 1, c, 2); /* alpha 0 */
+    cblas_dcopy(0, NULL, 1, c, 1);
+    daxpby_(&zero, &one, NULL, &two, &z, c, &two);
     assert_true(cblas_ddot(0, NULL, 1, NULL, 1) == 0 && cblas_dnrm2(-1, NULL, 1) == 0);
     assert_true(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
 }
@@ -402,7 +503,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads), cmocka_unit_test(test_sgemm), cmocka_unit_test(test_dgemm),   cmocka_unit_test(test_sgemv),
-        cmocka_unit_test(test_dgemv),  cmocka_unit_test(test_slevel1), cmocka_unit_test(test_dlevel1),
+        cmocka_unit_test(test_dgemv),  cmocka_unit_test(test_sger),    cmocka_unit_test(test_dger),  cmocka_unit_test(test_slevel1), cmocka_unit_test(test_dlevel1),
         cmocka_unit_test(test_errors), cmocka_unit_test(test_quick_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,43 +39,30 @@ static int describe(xo__blas_kind kind, xo_dtype dt, double s, xo__op_cost *c, d
         in[0] = (double)(n * n * el);
         in[1] = out = (double)(n * el);
         break;
-    case XO_BLAS_AXPY:
-    case XO_BLAS_SCAL:
-    case XO_BLAS_DOT:
-    case XO_BLAS_NRM2: {
-        static const xo_op_kind op[] = {[XO_BLAS_AXPY] = XO_OP_AXPY, [XO_BLAS_SCAL] = XO_OP_SCAL,
-                                        [XO_BLAS_DOT] = XO_OP_DOT, [XO_BLAS_NRM2] = XO_OP_NRM2};
-        xo__op_cost_init(c, op[kind], dt, 0, n, 0);
-        *work = (double)n;
-        in[0] = (double)(n * el);
-        in[1] = kind == XO_BLAS_AXPY || kind == XO_BLAS_DOT ? in[0] : 0;
-        out = kind == XO_BLAS_DOT || kind == XO_BLAS_NRM2 ? (double)el : in[0];
-        break;
-    }
-#if XO_BLAS_HAVE_GER
-    case XO_BLAS_GER: /* A += alpha x y^T: x, y and A up, A back */
+    case XO_BLAS_GER: /* A += alpha x y^T: A, x and y up, A back */
         xo__op_cost_init(c, XO_OP_GER, dt, n, n, 0);
         *work = (double)n * n;
         in[0] = out = (double)(n * n * el);
         in[1] = (double)(2 * n * el);
         break;
-#endif
-#if XO_BLAS_HAVE_COPY
-    case XO_BLAS_COPY:
-        xo__op_cost_init(c, XO_OP_COPY, dt, 0, n, 0);
-        *work = (double)n;
-        in[0] = out = (double)(n * el);
-        break;
-#endif
-#if XO_BLAS_HAVE_AXPBY
+    case XO_BLAS_AXPY:
     case XO_BLAS_AXPBY:
-        xo__op_cost_init(c, XO_OP_AXPBY, dt, 0, n, 0);
+    case XO_BLAS_SCAL:
+    case XO_BLAS_COPY:
+    case XO_BLAS_DOT:
+    case XO_BLAS_NRM2: {
+        static const xo_op_kind op[] = {[XO_BLAS_AXPY] = XO_OP_AXPY, [XO_BLAS_AXPBY] = XO_OP_AXPBY,
+                                        [XO_BLAS_SCAL] = XO_OP_SCAL, [XO_BLAS_COPY] = XO_OP_COPY,
+                                        [XO_BLAS_DOT] = XO_OP_DOT,   [XO_BLAS_NRM2] = XO_OP_NRM2};
+        xo__op_cost_init(c, op[kind], dt, 0, n, 0);
         *work = (double)n;
-        in[0] = in[1] = out = (double)(n * el);
+        in[0] = (double)(n * el);
+        in[1] = kind == XO_BLAS_AXPY || kind == XO_BLAS_DOT ? in[0] : 0; /* axpby's y: beta == 0 */
+        out = kind == XO_BLAS_DOT || kind == XO_BLAS_NRM2 ? (double)el : in[0];
         break;
-#endif
+    }
     default:
-        return 0; /* forwarded until the core has the op (XO_BLAS_HAVE_*) */
+        return 0;
     }
     c->noperands = 0;
     for (int i = 0; i < 2; i++)
@@ -94,7 +81,9 @@ static double small_work(const xo_context *ctx, xo__blas_kind kind, xo_dtype dt)
     xo__profile prof[XO_MAX_DEVICES];
     for (int d = 0; d < ctx->ndev; d++)
         prof[d] = ctx->dev[d].profile;
-    double below = 0, limit = kind == XO_BLAS_GEMM ? 1 << 15 : kind == XO_BLAS_GEMV ? 1 << 17 : 1u << 31;
+    double below = 0, limit = kind == XO_BLAS_GEMM                          ? 1 << 15
+                              : kind == XO_BLAS_GEMV || kind == XO_BLAS_GER ? 1 << 17
+                                                                            : 1u << 31;
     for (double s = 1; s < limit; s = ceil(s * 1.125)) {
         xo__op_cost c;
         double work = 0, out = 0;

@@ -1,8 +1,9 @@
-/* axpy, scal, dot, nrm2 (and copy, axpby once the core has them) through both ABIs, with
- * reference BLAS's quick returns: n <= 0 does nothing (dot and nrm2 give 0), axpy with
- * alpha == 0 leaves y alone, scal with incx <= 0 or alpha == 1 returns. Increments
- * crossover does not take (zero or negative) go to the CPU BLAS, as do calls too small
- * to leave the CPU; the rest is placed by crossover over the caller's memory. */
+/* axpy, scal, dot, nrm2, copy and axpby through both ABIs, with reference BLAS's quick
+ * returns: n <= 0 does nothing (dot and nrm2 give 0), axpy with alpha == 0 leaves y
+ * alone, scal with incx <= 0 or alpha == 1 returns; axpby as OpenBLAS defines it (alpha
+ * == 0 reads no x, beta == 0 no y, as crossover's op). Increments crossover does not
+ * take (zero or negative) go to the CPU BLAS, as do calls too small to leave the CPU;
+ * the rest is placed by crossover over the caller's memory. */
 #include "xo_blas.h"
 
 #include <math.h>
@@ -142,7 +143,6 @@ XO_BLAS_DEFINE_DOT(double, XO_F64, ddot_, cblas_ddot, xo_ddot)
 XO_BLAS_DEFINE_NRM2(float, XO_F32, snrm2_, cblas_snrm2, xo_snrm2)
 XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
 
-#if XO_BLAS_HAVE_COPY
 /* ---- copy: y = x --------------------------------------------------------------------- */
 #define XO_BLAS_DEFINE_COPY(T, DT, f77, cblas, xo_copy)                                                      \
     static int place_##xo_copy(xo__blas_abi abi, int n, const T *x, int incx, T *y, int incy)                \
@@ -172,10 +172,8 @@ XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
     }
 XO_BLAS_DEFINE_COPY(float, XO_F32, scopy_, cblas_scopy, xo_scopy)
 XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
-#endif
 
-#if XO_BLAS_HAVE_AXPBY
-/* ---- axpby: y = alpha x + beta y (OpenBLAS's extension, reference BLAS 3.12's) ---------- */
+/* ---- axpby: y = alpha x + beta y (an extension: OpenBLAS's, MKL's) ----------------- */
 #define XO_BLAS_DEFINE_AXPBY(T, DT, f77, cblas, xo_axpby)                                                    \
     static int place_##xo_axpby(xo__blas_abi abi, int n, T alpha, const T *x, int incx, T beta, T *y, int incy) \
     {                                                                                                        \
@@ -208,4 +206,3 @@ XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
     }
 XO_BLAS_DEFINE_AXPBY(float, XO_F32, saxpby_, cblas_saxpby, xo_saxpby)
 XO_BLAS_DEFINE_AXPBY(double, XO_F64, daxpby_, cblas_daxpby, xo_daxpby)
-#endif

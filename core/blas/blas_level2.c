@@ -1,6 +1,6 @@
-/* gemv (and ger once the core has xo_?ger) through both ABIs: reference argument checks
- * and quick returns, then the CPU BLAS for small calls and for increments crossover does
- * not take (negative; zero is an error here), crossover's placement otherwise. */
+/* gemv and ger through both ABIs: reference argument checks and quick returns (ger:
+ * m or n 0, alpha 0), then the CPU BLAS for small calls and for increments crossover
+ * does not take (negative; zero is an error here), crossover's placement otherwise. */
 #include "xo_blas.h"
 
 /* Reference INFO of xGEMV (column-major terms); 0 when every argument is legal. */
@@ -80,13 +80,14 @@ XO_BLAS_PLACE_GEMV(double, XO_F64, xo_dgemv)
 XO_BLAS_DEFINE_GEMV(float, XO_F32, sgemv_, cblas_sgemv, "SGEMV ", xo_sgemv)
 XO_BLAS_DEFINE_GEMV(double, XO_F64, dgemv_, cblas_dgemv, "DGEMV ", xo_dgemv)
 
-#if XO_BLAS_HAVE_GER
 /* Reference INFO of xGER (column-major terms). */
 static int ger_info(int m, int n, int incx, int incy, int lda)
 {
     return m < 0 ? 1 : n < 0 ? 2 : incx == 0 ? 5 : incy == 0 ? 7 : lda < xo__blas_max1(m) ? 9 : 0;
 }
 
+/* Reference CBLAS's INFO for cblas_?ger: row-major is the column-major call with M, N
+ * and x, y swapped, its INFO renumbered as CBLAS parameters. */
 static int cblas_ger_info(int layout, int m, int n, int incx, int incy, int lda)
 {
     if (layout != CblasColMajor && layout != CblasRowMajor)
@@ -150,4 +151,3 @@ XO_BLAS_PLACE_GER(double, XO_F64, xo_dger)
     }
 XO_BLAS_DEFINE_GER(float, XO_F32, sger_, cblas_sger, "SGER  ", xo_sger)
 XO_BLAS_DEFINE_GER(double, XO_F64, dger_, cblas_dger, "DGER  ", xo_dger)
-#endif

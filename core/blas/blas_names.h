@@ -2,22 +2,10 @@
  * CBLAS) as OpenBLAS also has it, plus ?axpby. X(name, route), route one of
  *   OWN    defined in C here (blas_level*.c): placed by crossover over the caller's memory
  *   FWD    forwarded as is to the CPU BLAS loaded privately (XO_BLAS_LIB)
- *   GER, COPY, AXPBY   OWN once the core has the op, FWD until then (XO_BLAS_HAVE_* below)
  * Every entry also gets a pointer into the private CPU BLAS (xo__fwd_<name>), which the
  * OWN routines use for the calls they hand over. XO_BLAS_POINTERS are pointers only. */
 #ifndef XO_BLAS_NAMES_H
 #define XO_BLAS_NAMES_H
-
-/* Switch a routine family to crossover's own op: 0 -> 1 (its C code is already here). */
-#ifndef XO_BLAS_HAVE_GER
-#define XO_BLAS_HAVE_GER 0   /* xo_sger, xo_dger */
-#endif
-#ifndef XO_BLAS_HAVE_COPY
-#define XO_BLAS_HAVE_COPY 0  /* xo_scopy, xo_dcopy */
-#endif
-#ifndef XO_BLAS_HAVE_AXPBY
-#define XO_BLAS_HAVE_AXPBY 0 /* xo_saxpby, xo_daxpby */
-#endif
 
 #define XO_BLAS_FORTRAN(X) \
     X(caxpby_, FWD) X(caxpy_, FWD) X(ccopy_, FWD) X(cdotc_, FWD) X(cdotu_, FWD) X(cgbmv_, FWD) \
@@ -25,16 +13,16 @@
     X(cher2_, FWD) X(cher2k_, FWD) X(cher_, FWD) X(cherk_, FWD) X(chpmv_, FWD) X(chpr2_, FWD) X(chpr_, FWD) \
     X(crotg_, FWD) X(cscal_, FWD) X(csrot_, FWD) X(csscal_, FWD) X(cswap_, FWD) X(csymm_, FWD) \
     X(csyr2k_, FWD) X(csyrk_, FWD) X(ctbmv_, FWD) X(ctbsv_, FWD) X(ctpmv_, FWD) X(ctpsv_, FWD) \
-    X(ctrmm_, FWD) X(ctrmv_, FWD) X(ctrsm_, FWD) X(ctrsv_, FWD) X(dasum_, FWD) X(daxpby_, AXPBY) \
-    X(daxpy_, OWN) X(dcabs1_, FWD) X(dcopy_, COPY) X(ddot_, OWN) X(dgbmv_, FWD) X(dgemm_, OWN) \
-    X(dgemv_, OWN) X(dger_, GER) X(dnrm2_, OWN) X(drot_, FWD) X(drotg_, FWD) X(drotm_, FWD) X(drotmg_, FWD) \
+    X(ctrmm_, FWD) X(ctrmv_, FWD) X(ctrsm_, FWD) X(ctrsv_, FWD) X(dasum_, FWD) X(daxpby_, OWN) \
+    X(daxpy_, OWN) X(dcabs1_, FWD) X(dcopy_, OWN) X(ddot_, OWN) X(dgbmv_, FWD) X(dgemm_, OWN) \
+    X(dgemv_, OWN) X(dger_, OWN) X(dnrm2_, OWN) X(drot_, FWD) X(drotg_, FWD) X(drotm_, FWD) X(drotmg_, FWD) \
     X(dsbmv_, FWD) X(dscal_, OWN) X(dsdot_, FWD) X(dspmv_, FWD) X(dspr2_, FWD) X(dspr_, FWD) X(dswap_, FWD) \
     X(dsymm_, FWD) X(dsymv_, FWD) X(dsyr2_, FWD) X(dsyr2k_, FWD) X(dsyr_, FWD) X(dsyrk_, FWD) X(dtbmv_, FWD) \
     X(dtbsv_, FWD) X(dtpmv_, FWD) X(dtpsv_, FWD) X(dtrmm_, FWD) X(dtrmv_, FWD) X(dtrsm_, FWD) X(dtrsv_, FWD) \
     X(dzasum_, FWD) X(dznrm2_, FWD) X(icamax_, FWD) X(idamax_, FWD) X(isamax_, FWD) X(izamax_, FWD) \
-    X(lsame_, FWD) X(sasum_, FWD) X(saxpby_, AXPBY) X(saxpy_, OWN) X(scabs1_, FWD) X(scasum_, FWD) \
-    X(scnrm2_, FWD) X(scopy_, COPY) X(sdot_, OWN) X(sdsdot_, FWD) X(sgbmv_, FWD) X(sgemm_, OWN) \
-    X(sgemv_, OWN) X(sger_, GER) X(snrm2_, OWN) X(srot_, FWD) X(srotg_, FWD) X(srotm_, FWD) X(srotmg_, FWD) \
+    X(lsame_, FWD) X(sasum_, FWD) X(saxpby_, OWN) X(saxpy_, OWN) X(scabs1_, FWD) X(scasum_, FWD) \
+    X(scnrm2_, FWD) X(scopy_, OWN) X(sdot_, OWN) X(sdsdot_, FWD) X(sgbmv_, FWD) X(sgemm_, OWN) \
+    X(sgemv_, OWN) X(sger_, OWN) X(snrm2_, OWN) X(srot_, FWD) X(srotg_, FWD) X(srotm_, FWD) X(srotmg_, FWD) \
     X(ssbmv_, FWD) X(sscal_, OWN) X(sspmv_, FWD) X(sspr2_, FWD) X(sspr_, FWD) X(sswap_, FWD) X(ssymm_, FWD) \
     X(ssymv_, FWD) X(ssyr2_, FWD) X(ssyr2k_, FWD) X(ssyr_, FWD) X(ssyrk_, FWD) X(stbmv_, FWD) X(stbsv_, FWD) \
     X(stpmv_, FWD) X(stpsv_, FWD) X(strmm_, FWD) X(strmv_, FWD) X(strsm_, FWD) X(strsv_, FWD) \
@@ -53,18 +41,18 @@
     X(cblas_chpr2, FWD) X(cblas_crotg, FWD) X(cblas_cscal, FWD) X(cblas_csrot, FWD) X(cblas_csscal, FWD) \
     X(cblas_cswap, FWD) X(cblas_csymm, FWD) X(cblas_csyr2k, FWD) X(cblas_csyrk, FWD) X(cblas_ctbmv, FWD) \
     X(cblas_ctbsv, FWD) X(cblas_ctpmv, FWD) X(cblas_ctpsv, FWD) X(cblas_ctrmm, FWD) X(cblas_ctrmv, FWD) \
-    X(cblas_ctrsm, FWD) X(cblas_ctrsv, FWD) X(cblas_dasum, FWD) X(cblas_daxpby, AXPBY) X(cblas_daxpy, OWN) \
-    X(cblas_dcopy, COPY) X(cblas_ddot, OWN) X(cblas_dgbmv, FWD) X(cblas_dgemm, OWN) X(cblas_dgemv, OWN) \
-    X(cblas_dger, GER) X(cblas_dnrm2, OWN) X(cblas_drot, FWD) X(cblas_drotg, FWD) X(cblas_drotm, FWD) \
+    X(cblas_ctrsm, FWD) X(cblas_ctrsv, FWD) X(cblas_dasum, FWD) X(cblas_daxpby, OWN) X(cblas_daxpy, OWN) \
+    X(cblas_dcopy, OWN) X(cblas_ddot, OWN) X(cblas_dgbmv, FWD) X(cblas_dgemm, OWN) X(cblas_dgemv, OWN) \
+    X(cblas_dger, OWN) X(cblas_dnrm2, OWN) X(cblas_drot, FWD) X(cblas_drotg, FWD) X(cblas_drotm, FWD) \
     X(cblas_drotmg, FWD) X(cblas_dsbmv, FWD) X(cblas_dscal, OWN) X(cblas_dsdot, FWD) X(cblas_dspmv, FWD) \
     X(cblas_dspr, FWD) X(cblas_dspr2, FWD) X(cblas_dswap, FWD) X(cblas_dsymm, FWD) X(cblas_dsymv, FWD) \
     X(cblas_dsyr, FWD) X(cblas_dsyr2, FWD) X(cblas_dsyr2k, FWD) X(cblas_dsyrk, FWD) X(cblas_dtbmv, FWD) \
     X(cblas_dtbsv, FWD) X(cblas_dtpmv, FWD) X(cblas_dtpsv, FWD) X(cblas_dtrmm, FWD) X(cblas_dtrmv, FWD) \
     X(cblas_dtrsm, FWD) X(cblas_dtrsv, FWD) X(cblas_dzasum, FWD) X(cblas_dznrm2, FWD) X(cblas_icamax, FWD) \
     X(cblas_idamax, FWD) X(cblas_isamax, FWD) X(cblas_izamax, FWD) X(cblas_sasum, FWD) \
-    X(cblas_saxpby, AXPBY) X(cblas_saxpy, OWN) X(cblas_scasum, FWD) X(cblas_scnrm2, FWD) \
-    X(cblas_scopy, COPY) X(cblas_sdot, OWN) X(cblas_sdsdot, FWD) X(cblas_sgbmv, FWD) X(cblas_sgemm, OWN) \
-    X(cblas_sgemv, OWN) X(cblas_sger, GER) X(cblas_snrm2, OWN) X(cblas_srot, FWD) X(cblas_srotg, FWD) \
+    X(cblas_saxpby, OWN) X(cblas_saxpy, OWN) X(cblas_scasum, FWD) X(cblas_scnrm2, FWD) \
+    X(cblas_scopy, OWN) X(cblas_sdot, OWN) X(cblas_sdsdot, FWD) X(cblas_sgbmv, FWD) X(cblas_sgemm, OWN) \
+    X(cblas_sgemv, OWN) X(cblas_sger, OWN) X(cblas_snrm2, OWN) X(cblas_srot, FWD) X(cblas_srotg, FWD) \
     X(cblas_srotm, FWD) X(cblas_srotmg, FWD) X(cblas_ssbmv, FWD) X(cblas_sscal, OWN) X(cblas_sspmv, FWD) \
     X(cblas_sspr, FWD) X(cblas_sspr2, FWD) X(cblas_sswap, FWD) X(cblas_ssymm, FWD) X(cblas_ssymv, FWD) \
     X(cblas_ssyr, FWD) X(cblas_ssyr2, FWD) X(cblas_ssyr2k, FWD) X(cblas_ssyrk, FWD) X(cblas_stbmv, FWD) \
@@ -80,21 +68,5 @@
 
 /* Not BLAS, not exported: entries the CPU plugin needs from the same private library. */
 #define XO_BLAS_POINTERS(X) X(openblas_set_num_threads, PTR) X(openblas_get_config, PTR) X(openblas_get_corename, PTR)
-
-/* The route of a pending family, resolved from its switch. */
-#define XO_BLAS_ROUTE_OWN OWN
-#define XO_BLAS_ROUTE_FWD FWD
-#define XO_BLAS_ROUTE_PTR PTR
-#define XO_BLAS_ROUTE_IF_0 FWD
-#define XO_BLAS_ROUTE_IF_1 OWN
-#define XO_BLAS_ROUTE_IF_(have) XO_BLAS_ROUTE_IF_##have
-#define XO_BLAS_ROUTE_IF(have) XO_BLAS_ROUTE_IF_(have)
-#define XO_BLAS_ROUTE_GER XO_BLAS_ROUTE_IF(XO_BLAS_HAVE_GER)
-#define XO_BLAS_ROUTE_COPY XO_BLAS_ROUTE_IF(XO_BLAS_HAVE_COPY)
-#define XO_BLAS_ROUTE_AXPBY XO_BLAS_ROUTE_IF(XO_BLAS_HAVE_AXPBY)
-/* XO_BLAS_ROUTE(route, M, name): M##_OWN(name), M##_FWD(name) or M##_PTR(name). */
-#define XO_BLAS_ROUTE_CAT_(m, r, name) m##_##r(name)
-#define XO_BLAS_ROUTE_CAT(m, r, name) XO_BLAS_ROUTE_CAT_(m, r, name)
-#define XO_BLAS_ROUTE(route, m, name) XO_BLAS_ROUTE_CAT(m, XO_BLAS_ROUTE_##route, name)
 
 #endif /* XO_BLAS_NAMES_H */
