@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const xo_plugin *(*const xo__plugin_registry[])(void);
+const xo_plugin *(*xo__test_plugin)(void) = NULL;
 
 static _Atomic uint64_t next_context_id = 1;
 
@@ -33,11 +33,17 @@ int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)
 
 static void load_plugins(xo_context *ctx, unsigned plugin_mask)
 {
-    for (int r = 0; xo__plugin_registry[r] && ctx->nplugins < XO_MAX_PLUGINS; r++) {
-        const xo_plugin *pl = xo__plugin_registry[r]();
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
+    int nreg = 0;
+    while (xo__plugin_registry[nreg])
+        nreg++;
+    /* The registry's plugins, then the test hook's. */
+    for (int r = 0; r <= nreg && ctx->nplugins < XO_MAX_PLUGINS; r++) {
+        const xo_plugin *pl = r < nreg ? xo__plugin_registry[r]() : xo__test_plugin ? xo__test_plugin() : NULL;
         if (!pl || !pl->name)
             continue;
-        int idx = xo__word_index(xo__plugin_names, pl->name, strlen(pl->name));
+        int idx = xo__word_index(names, pl->name, strlen(pl->name));
         int is_cpu = strcmp(pl->name, "cpu") == 0;
         if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
             xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
@@ -277,7 +283,9 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
     }
     const char *colon = strchr(spec, ':');
     size_t plen = colon ? (size_t)(colon - spec) : strlen(spec);
-    int pi = xo__word_index(xo__plugin_names, spec, plen);
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
+    int pi = xo__word_index(names, spec, plen);
     const char *rest = colon ? colon + 1 : NULL;
     if (pi < 0 || (rest && !text_ok(rest)))
         return xo__error(XO_ERR_INVALID_ARGUMENT,
@@ -288,14 +296,14 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
     for (const char *c = rest; c && *c; c++)
         all_digits &= *c >= '0' && *c <= '9';
     /* The CPU is named by index only (cpu, cpu:0); TEXT forms are for opencl and cuda. */
-    if (rest && !all_digits && strcmp(xo__plugin_names[pi], "cpu") == 0)
+    if (rest && !all_digits && strcmp(names[pi], "cpu") == 0)
         return xo__error(XO_ERR_INVALID_ARGUMENT,
                          "%s: %s \"%s\" is malformed; the CPU is named cpu or cpu:0", fn, what, spec);
     long want = all_digits ? (strlen(rest) > 6 ? 999999 : strtol(rest, NULL, 10)) : 0;
     int ordinal = 0;
     for (int d = 0; d < ctx->ndev; d++) {
         const xo_device_info *in = &ctx->dev[d].info;
-        if (strcasecmp(in->plugin, xo__plugin_names[pi]) != 0)
+        if (strcasecmp(in->plugin, names[pi]) != 0)
             continue;
         int match = !rest || (all_digits ? ordinal == want
                                          : (strcasestr(in->name, rest) || strcasestr(in->vendor, rest)));

@@ -75,3 +75,13 @@ xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
 xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)
 # Buffers over the caller's memory (xo_buffer_wrap) on the CPU and a forced OpenCL device.
 xo_add_test(test_wrap SOURCES test_wrap.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# The mock device plugin (tests only, mock_plugin.h): queue-aware placement, placement by
+# profile, fallback and residency against a device whose speed and failures the test sets.
+add_library(xo_mock STATIC mock_plugin.c)
+target_compile_definitions(xo_mock PRIVATE _GNU_SOURCE)
+target_link_libraries(xo_mock PUBLIC crossover_internal Threads::Threads)
+xo_target_warnings(xo_mock)
+xo_add_test(test_mock SOURCES test_mock.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+# It times two threads side by side: alone on the machine.
+set_tests_properties(test_mock PROPERTIES RUN_SERIAL TRUE)
