@@ -205,20 +205,9 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
 }
 
 static XO_INLINE xo_status scal(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
-                      size_t x_off, size_t incx)
+                                size_t x_off, size_t incx)
 {
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_SCAL, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
-    if (n == 0)
-        return XO_OK;
-    op.desc.n = n;
-    op.desc.inc[0] = xo__tidy_inc(n, incx);
-    op.desc.alpha = alpha;
-    op.reads = op.writes = 1u;
-    op.desc.narg = 1;
-    return xo__dispatch(&op);
+    return xo__vector_in_place(fn, dt, ctx, XO_OP_SCAL, n, alpha, x, x_off, incx, 1);
 }
 
 /* dot (two inputs) and nrm2 (one): the result goes to out[out_off]; n = 0 writes 0. */
