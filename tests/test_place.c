@@ -21,14 +21,8 @@
 
 #define TRIALS 40
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static uint64_t rng = 20261123;
+static double urand(void) { return xot_uniform(&rng, 0.0, 1.0); }
 /* log-uniform in [lo, hi] */
 static double lurand(double lo, double hi) { return lo * pow(hi / lo, urand()); }
 

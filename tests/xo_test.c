@@ -24,6 +24,8 @@ static double uniform(uint64_t *state, double lo, double hi)
     return lo + (hi - lo) * ((double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0));
 }
 
+double xot_uniform(uint64_t *state, double lo, double hi) { return uniform(state, lo, hi); }
+
 void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi)
 {
     uint64_t s = seed;

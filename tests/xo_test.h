@@ -24,6 +24,8 @@
 
 /* ---- random data ------------------------------------------------------------ */
 
+/* A uniform number in [lo, hi) from the generator state *state (seeded by the caller). */
+double xot_uniform(uint64_t *state, double lo, double hi);
 void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi);
 void xot_fill_d(double *p, size_t n, uint64_t seed, double lo, double hi);
 
