@@ -12,7 +12,7 @@ install(TARGETS crossover ${_xo_plugin_targets} EXPORT crossoverTargets
 install(FILES core/include/crossover.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES core/include/crossover/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
 
-# The installed xo keeps the RPATH to dependencies found outside the system's library
+# The installed xo (and shared libraries) keep the RPATH to dependencies found outside the system's library
 # folders (CMake's own CMAKE_INSTALL_RPATH_USE_LINK_PATH skips any folder inside the
 # source or build tree, where an unpacked dependency folder may well lie).
 include(XoSystemDirs)
@@ -21,9 +21,11 @@ if("opencl" IN_LIST _xo_plugins)
   list(APPEND _xo_dep_libs "${OpenCL_LIBRARY}" "${XoCLBlast_LIBRARY}")
 endif()
 xo_outside_system_dirs(_xo_dep_dirs ${_xo_dep_libs})
-if(TARGET xo AND _xo_dep_dirs)
-  set_property(TARGET xo APPEND PROPERTY INSTALL_RPATH "${_xo_dep_dirs}")
-endif()
+foreach(_xo_t xo crossover_shared crossover_blas)
+  if(TARGET ${_xo_t} AND _xo_dep_dirs)
+    set_property(TARGET ${_xo_t} APPEND PROPERTY INSTALL_RPATH "${_xo_dep_dirs}")
+  endif()
+endforeach()
 
 set(XO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossover)
 install(EXPORT crossoverTargets NAMESPACE crossover:: DESTINATION ${XO_CMAKE_DIR})

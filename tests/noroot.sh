@@ -99,7 +99,11 @@ configure "$src" "$work/build-raw" "$work/raw"
 #    (OpenCL vendors from the folder's vendor directory, empty here: no device).
 rm -rf "$inst"
 configure "$src" "$build" "$deps"
-"$cmake" --build "$build" -j2 --target xo test_errors test_opencl_status > "$work/build.log" 2>&1 ||
+targets=(xo test_errors test_opencl_status)
+# and the shared libraries `cmake --install` wants, where the tree has them
+help=$("$cmake" --build "$build" --target help)
+for t in crossover_shared crossover_blas; do grep -qw "$t" <<< "$help" && targets+=("$t"); done
+"$cmake" --build "$build" -j2 --target "${targets[@]}" > "$work/build.log" 2>&1 ||
   { tail -n 40 "$work/build.log"; fail "build"; }
 "$cmake" --install "$build" --prefix "$inst" > "$work/install.log" 2>&1 || fail "install"
 check_headers "$build"
