@@ -14,6 +14,21 @@ install(TARGETS crossover ${_xo_plugin_targets} crossover_shared crossover_blas 
 install(FILES core/include/crossover.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES core/include/crossover/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
 
+# The installed xo (and shared libraries) keep the RPATH to dependencies found outside the system's library
+# folders (CMake's own CMAKE_INSTALL_RPATH_USE_LINK_PATH skips any folder inside the
+# source or build tree, where an unpacked dependency folder may well lie).
+include(XoSystemDirs)
+set(_xo_dep_libs "${XoOpenBLAS_LIBRARY}")
+if("opencl" IN_LIST _xo_plugins)
+  list(APPEND _xo_dep_libs "${OpenCL_LIBRARY}" "${XoCLBlast_LIBRARY}")
+endif()
+xo_outside_system_dirs(_xo_dep_dirs ${_xo_dep_libs})
+foreach(_xo_t xo crossover_shared crossover_blas)
+  if(TARGET ${_xo_t} AND _xo_dep_dirs)
+    set_property(TARGET ${_xo_t} APPEND PROPERTY INSTALL_RPATH "${_xo_dep_dirs}")
+  endif()
+endforeach()
+
 set(XO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossover)
 install(EXPORT crossoverTargets NAMESPACE crossover:: DESTINATION ${XO_CMAKE_DIR})
 
@@ -28,7 +43,7 @@ endforeach()
 get_filename_component(_xo_blas_dir "${XoOpenBLAS_LIBRARY}" DIRECTORY)
 string(APPEND XO_PC_LIBS_PRIVATE " -L${_xo_blas_dir} -lopenblas")
 if("opencl" IN_LIST _xo_plugins)
-  string(APPEND XO_CONFIG_DEPS "find_dependency(OpenCL)\nfind_dependency(CLBlast)\n")
+  string(APPEND XO_CONFIG_DEPS "find_dependency(OpenCL)\nfind_dependency(XoCLBlast)\n")
   string(APPEND XO_PC_REQUIRES " clblast OpenCL")
   string(STRIP "${XO_PC_REQUIRES}" XO_PC_REQUIRES)
 endif()
@@ -43,7 +58,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/crossoverConfigVers
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfigVersion.cmake
-              cmake/FindXoOpenBLAS.cmake
+              cmake/FindXoOpenBLAS.cmake cmake/FindXoCLBlast.cmake cmake/XoSystemDirs.cmake
         DESTINATION ${XO_CMAKE_DIR})
 
 # Relocatable: the prefix is found from the .pc file's own location, so an install with

@@ -9,8 +9,8 @@ foreach(t IN LISTS _xo_plugin_targets)
 endforeach()
 if(TARGET crossover_opencl)
   find_package(OpenCL REQUIRED)  # imported targets are local to the plugin's directory
-  find_package(CLBlast REQUIRED)
-  list(APPEND XO_SHARED_DEPS OpenCL::OpenCL clblast)
+  find_package(XoCLBlast REQUIRED)
+  list(APPEND XO_SHARED_DEPS OpenCL::OpenCL crossover::clblast)
 endif()
 
 add_library(crossover_shared SHARED ${XO_SHARED_OBJECTS})
