@@ -182,10 +182,16 @@ xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_
     /* The product is queued; only an enqueue failure of the epilogue (out of resources)
      * could now leave C holding it without bias and activation. */
     const char *call = "clEnqueueNDRangeKernel";
+    cl_int err = CL_SUCCESS;
     pthread_mutex_lock(&d->lock);
-    cl_int err = bias_act_locked(d, op->dtype, op->subop, op->layout, op->m, op->n, &a[2], op->ld[2],
-                                 product || op->beta != 0.0, product ? 1.0 : op->beta,
-                                 op->narg > 3 ? &a[3] : NULL, &last, &call);
+    if (product && op->subop == XO_IDENTITY && op->narg < 4) { /* a plain gemm: no second pass */
+        last = prod;
+        prod = NULL;
+    } else {
+        err = bias_act_locked(d, op->dtype, op->subop, op->layout, op->m, op->n, &a[2], op->ld[2],
+                              product || op->beta != 0.0, product ? 1.0 : op->beta, op->narg > 3 ? &a[3] : NULL,
+                              &last, &call);
+    }
     if (err == CL_SUCCESS) {
         if (!first) { /* the marker failed or no product: time from the product, if any */
             first = prod;
