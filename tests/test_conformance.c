@@ -17,21 +17,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static xo_context *g_ctx;
-static int g_dev = -1;  /* forced device index, -1 under "auto" */
-static int g_forced;    /* 1 when a device is forced */
-static int g_fp64 = 1;  /* the device runs double precision */
+#include "test_conformance.h"
+
+xo_context *g_ctx;
+int g_dev = -1;  /* forced device index, -1 under "auto" */
+int g_forced;    /* 1 when a device is forced */
+int g_fp64 = 1;  /* the device runs double precision */
 
 /* The decision of the op just run: the forced device and forced = 1, or under auto any
  * device and forced = 0. */
-static void check_decision(const char *prefix, const char *op)
+void check_decision(const char *prefix, const char *op)
 {
     char name[32];
     snprintf(name, sizeof name, "%s%s", prefix, op);
     xot_assert_decision(g_ctx, name, g_forced ? g_dev : -1, g_forced);
 }
 
-static void check_unchanged(xo_buffer *b, const void *orig, const char *what)
+void check_unchanged(xo_buffer *b, const void *orig, const char *what)
 {
     void *now = xot_read_all(b);
     int diff = memcmp(now, orig, xo_buffer_size(b)) != 0;
@@ -193,7 +195,8 @@ static int run_suite(const char *label)
         cmocka_unit_test(test_zero_sizes),
         cmocka_unit_test(test_disjoint_same_buffer),
     };
-    return _cmocka_run_group_tests(label, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+    int failed = _cmocka_run_group_tests(label, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+    return failed + conformance_nn(label); /* the 0.3 ops: test_conformance_nn.c */
 }
 
 /* Force device `dev` (by its spec) and run the suite there. */

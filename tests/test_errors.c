@@ -280,6 +280,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(gemm), BOTH(gemv), BOTH(axpy), BOTH(scal), BOTH(dot), BOTH(nrm2),
         BOTH(unary), BOTH(binary), BOTH(bias), BOTH(reduce),
+        BOTH(copy), BOTH(fill), BOTH(axpby), BOTH(ger), BOTH(binary_scalar), BOTH(scale_by),
+        BOTH(softmax), BOTH(reduce_axis), BOTH(gemm_bias_act),
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_context_devices),
         cmocka_unit_test(test_cpu_spec_forms),
@@ -503,6 +505,8 @@ static void TEST(reduce)(void **state)
     INVALID(FN(reduce), "out|x", XO(reduce)(g_ctx, XO_SUM, 4, X, 0, X, 2));
     INVALID(FN(reduce), "n", XO(reduce)(g_ctx, XO_MAX_ELEMENT, 0, X, 0, O, 0));
 }
+
+#include "test_errors_nn.c" /* the 0.3 ops */
 
 #undef CAT_
 #undef CAT

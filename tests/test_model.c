@@ -249,6 +249,61 @@ static void roofline(void **state)
     assert_true(xo__h2d_us(&p[1], 0.0) == 0.0);
 }
 
+/* The 0.3 ops' work rows (core/optable.c): flops, operands and bytes streamed. */
+static void describe_nn_ops(void **state)
+{
+    (void)state;
+    xo__op_cost op;
+    static const struct {
+        const char *name;
+        int nops;
+        double flops_per_n, elements_per_n, extra;
+    } vec[] = {{"scopy", 2, 0, 2, 0},          {"sfill", 1, 0, 1, 0}, {"saxpby", 2, 3, 3, 0},
+               {"sbinary_scalar", 2, 1, 2, 0}, {"sscale_by", 2, 1, 2, 1}};
+    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+        describe(vec[i].name, 1, 1000, 0, 0, 0, &op);
+        assert_int_equal(op.noperands, vec[i].nops);
+        assert_true(op.flops == vec[i].flops_per_n * 1000.0);
+        assert_true(op.bytes == (vec[i].elements_per_n * 1000.0 + vec[i].extra) * 4);
+        assert_true(op.size == 1000.0);
+    }
+    describe("sscale_by", 1, 1000, 0, 0, 0, &op); /* the factor is one element */
+    assert_true(op.operand[0].bytes == 4 && op.operand[1].bytes == 4000);
+
+    describe("dger", 2, 30, 20, 0, 0, &op); /* x m, y n, A m x n read and written */
+    assert_int_equal(op.noperands, 3);
+    assert_true(op.flops == 2.0 * 600);
+    assert_true(op.operand[0].bytes == 30 * 8 && op.operand[1].bytes == 20 * 8 && op.operand[2].bytes == 600 * 8);
+    assert_true(op.bytes == (2.0 * 600 + 30 + 20) * 8);
+
+    describe("ssoftmax", 2, 10, 20, 0, 0, &op);
+    assert_int_equal(op.noperands, 2);
+    assert_true(op.flops == 12.0 * 200 && op.bytes == 2.0 * 200 * 4);
+    assert_true(op.operand[0].bytes == 200 * 4 && op.operand[1].bytes == 200 * 4);
+
+    describe("sreduce_axis", 2, 10, 20, 0, 0, &op);
+    assert_int_equal(op.noperands, 2);
+    assert_true(op.flops == 200.0 && op.bytes == (200.0 + 20) * 4);
+
+    /* gemm_bias_act: gemm's work, the epilogue's 5 flops per element of C, the bias */
+    describe("sgemm_bias_act", 3, 2, 3, 4, 0, &op);
+    assert_int_equal(op.noperands, 4);
+    assert_true(op.flops == 48.0 + 5.0 * 6);
+    assert_true(fabs(op.size - cbrt(24.0)) < 1e-12);
+    assert_true(op.operand[0].bytes == 8 * 4 && op.operand[1].bytes == 12 * 4 && op.operand[2].bytes == 6 * 4 &&
+                op.operand[3].bytes == 3 * 4);
+    assert_true(op.bytes == (8 + 12 + 2 * 6 + 3) * 4);
+    /* priced on the gemm curve like gemm: a big one costs what its gemm does, give or
+     * take the epilogue, on a device with a slow gemm curve */
+    xo__profile p[2];
+    make_profiles(p);
+    xo__op_cost g;
+    describe("sgemm", 3, 64, 64, 64, 0, &g);
+    describe("sgemm_bias_act", 3, 64, 64, 64, 0, &op);
+    double tg = xo__compute_us(&p[1], &g), tf = xo__compute_us(&p[1], &op);
+    assert_true(tf >= tg && tf < tg * 1.05);
+}
+
 static void describe_ops(void **state)
 {
     (void)state;
@@ -475,6 +530,7 @@ int main(void)
         cmocka_unit_test(gemm_curve_interpolation),
         cmocka_unit_test(roofline),
         cmocka_unit_test(describe_ops),
+        cmocka_unit_test(describe_nn_ops),
         cmocka_unit_test(defaults_are_sane),
         cmocka_unit_test(size_classes),
         cmocka_unit_test(correction_robust),

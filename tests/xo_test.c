@@ -174,6 +174,79 @@ XOT_REF_DEF(float, s)
 XOT_REF_DEF(double, d)
 #undef XOT_REF_DEF
 
+#define XOT_REF_NN_DEF(T, p)                                                                  \
+    void xot_ref_##p##copy(size_t n, const T *x, size_t incx, T *y, size_t incy)              \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) y[i * incy] = x[i * incx];                             \
+    }                                                                                         \
+    void xot_ref_##p##fill(size_t n, T value, T *x, size_t incx)                              \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) x[i * incx] = value;                                   \
+    }                                                                                         \
+    void xot_ref_##p##axpby(size_t n, T alpha, const T *x, size_t incx, T beta, T *y,         \
+                            size_t incy)                                                      \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) {                                                      \
+            double ax = alpha == 0 ? 0.0 : (double)alpha * x[i * incx];                       \
+            y[i * incy] = (T)(beta == 0 ? ax : ax + (double)beta * y[i * incy]);              \
+        }                                                                                     \
+    }                                                                                         \
+    void xot_ref_##p##ger(xo_layout layout, size_t m, size_t n, T alpha, const T *x,          \
+                          size_t incx, const T *y, size_t incy, T *a, size_t lda)             \
+    {                                                                                         \
+        for (size_t i = 0; i < m; i++)                                                        \
+            for (size_t j = 0; j < n; j++) {                                                  \
+                T *av = &a[at(layout, i, j, lda)];                                            \
+                *av = (T)(*av + (double)alpha * x[i * incx] * y[j * incy]);                   \
+            }                                                                                 \
+    }                                                                                         \
+    void xot_ref_##p##binary_scalar(xo_binary_op op, size_t n, const T *a, T s, T *c)         \
+    {                                                                                         \
+        for (size_t i = 0; i < n; i++) c[i] = (T)binary1(op, a[i], s);                        \
+    }                                                                                         \
+    void xot_ref_##p##softmax(xo_softmax_op op, size_t rows, size_t cols, const T *x,         \
+                              size_t ldx, T *y, size_t ldy)                                   \
+    {                                                                                         \
+        for (size_t i = 0; i < rows; i++) {                                                   \
+            const T *xr = x + i * ldx;                                                        \
+            double mx = xr[0], s = 0;                                                         \
+            for (size_t j = 1; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;                   \
+            for (size_t j = 0; j < cols; j++) s += exp(xr[j] - mx);                           \
+            for (size_t j = 0; j < cols; j++)                                                 \
+                y[i * ldy + j] = (T)(op == XO_SOFTMAX ? exp(xr[j] - mx) / s                   \
+                                                      : (xr[j] - mx) - log(s));               \
+        }                                                                                     \
+    }                                                                                         \
+    void xot_ref_##p##reduce_axis(xo_reduce_op op, size_t rows, size_t cols, const T *x,      \
+                                  size_t ldx, int axis, T *out)                               \
+    {                                                                                         \
+        size_t results = axis == 0 ? cols : rows, over = axis == 0 ? rows : cols;             \
+        for (size_t r = 0; r < results; r++) {                                                \
+            double acc = 0;                                                                   \
+            for (size_t i = 0; i < over; i++) {                                               \
+                double v = axis == 0 ? x[i * ldx + r] : x[r * ldx + i];                       \
+                acc = op == XO_SUM ? acc + v : (i == 0 || v > acc ? v : acc);                 \
+            }                                                                                 \
+            out[r] = (T)acc;                                                                  \
+        }                                                                                     \
+    }                                                                                         \
+    void xot_ref_##p##gemm_bias_act(xo_layout layout, xo_transpose ta, xo_transpose tb,       \
+                                    size_t m, size_t n, size_t k, T alpha, const T *a,        \
+                                    size_t lda, const T *b, size_t ldb, T beta, T *c,         \
+                                    size_t ldc, const T *bias, xo_unary_op act)               \
+    {                                                                                         \
+        xot_ref_##p##gemm(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);      \
+        for (size_t i = 0; i < m; i++)                                                        \
+            for (size_t j = 0; j < n; j++) {                                                  \
+                T *cv = &c[at(layout, i, j, ldc)];                                            \
+                *cv = (T)unary1(act, (double)*cv + (bias ? (double)bias[j] : 0.0));           \
+            }                                                                                 \
+    }
+
+XOT_REF_NN_DEF(float, s)
+XOT_REF_NN_DEF(double, d)
+#undef XOT_REF_NN_DEF
+
 /* ---- comparison ---------------------------------------------------------------- */
 
 static int close1(double g, double w, double tol)

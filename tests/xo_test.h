@@ -46,6 +46,29 @@ XOT_REF_DECL(float, s)
 XOT_REF_DECL(double, d)
 #undef XOT_REF_DECL
 
+/* The 0.3 ops. softmax, reduce_axis and bias are row-major; gemm_bias_act's bias may be
+ * NULL; softmax's y may be x. */
+#define XOT_REF_NN_DECL(T, p)                                                                  \
+    void xot_ref_##p##copy(size_t n, const T *x, size_t incx, T *y, size_t incy);             \
+    void xot_ref_##p##fill(size_t n, T value, T *x, size_t incx);                             \
+    void xot_ref_##p##axpby(size_t n, T alpha, const T *x, size_t incx, T beta, T *y,         \
+                            size_t incy);                                                     \
+    void xot_ref_##p##ger(xo_layout layout, size_t m, size_t n, T alpha, const T *x,          \
+                          size_t incx, const T *y, size_t incy, T *a, size_t lda);            \
+    void xot_ref_##p##binary_scalar(xo_binary_op op, size_t n, const T *a, T s, T *c);        \
+    void xot_ref_##p##softmax(xo_softmax_op op, size_t rows, size_t cols, const T *x,         \
+                              size_t ldx, T *y, size_t ldy);                                  \
+    void xot_ref_##p##reduce_axis(xo_reduce_op op, size_t rows, size_t cols, const T *x,      \
+                                  size_t ldx, int axis, T *out);                              \
+    void xot_ref_##p##gemm_bias_act(xo_layout layout, xo_transpose ta, xo_transpose tb,       \
+                                    size_t m, size_t n, size_t k, T alpha, const T *a,        \
+                                    size_t lda, const T *b, size_t ldb, T beta, T *c,         \
+                                    size_t ldc, const T *bias, xo_unary_op act);
+
+XOT_REF_NN_DECL(float, s)
+XOT_REF_NN_DECL(double, d)
+#undef XOT_REF_NN_DECL
+
 /* Elements a CBLAS-style strided vector of n elements spans: 1 + (n-1)*inc (0 if n = 0). */
 size_t xot_span(size_t n, size_t inc);
 /* Elements a matrix of r x c stored with leading dimension ld spans in `layout`. */

@@ -9,37 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Elements per chunk below which threading does not pay for its wake-up. */
-#define XO_CPU_GRAIN ((size_t)1 << 16)
-
-/* Float exp and tanh the compiler can vectorise (libm's expf/tanhf are scalar calls, which
- * made our tanh slower than PoCL's on the same cores and pulled large elementwise ops off
- * the CPU). Cephes-style range reduction and polynomials; max relative error ~1.4e-7
- * (measured over the whole float range against double-precision libm); the conformance
- * suite checks every unary op against its reference loops on every device. */
-static inline float xo_cpu_expf(float x)
-{
-    const float in = x;
-    /* Written so that NaN fails both tests and lands on a finite value (the result is
-     * replaced by NaN at the end): the conversion to int below must see finite values. */
-    x = x > -104.0f ? x : -104.0f; /* underflows to 0 */
-    x = x < 89.0f ? x : 89.0f;     /* overflows to inf, as expf does */
-    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    float fn = (x * 1.44269504088896341f + shifter) - shifter;
-    float g = x - fn * 0.693359375f - fn * -2.12194440e-4f;
-    float p = (((((1.9875691500e-4f * g + 1.3981999507e-3f) * g + 8.3334519073e-3f) * g + 4.1665795894e-2f) * g +
-                1.6666665459e-1f) * g + 5.0000001201e-1f) * (g * g) + g + 1.0f;
-    /* 2^n in two halves so that n = 128 and the denormal range stay exact; n is in
-     * [-150, 128], so both biased exponents are positive. */
-    int32_t n = (int32_t)fn, h = n / 2;
-    uint32_t b1 = (uint32_t)(h + 127) << 23, b2 = (uint32_t)(n - h + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    float r = p * s1 * s2;
-    return in != in ? in : r; /* NaN in, NaN out */
-}
-
+/* Float tanh the compiler can vectorise (see xo_cpu_expf in cpu_internal.h). */
 static inline float xo_cpu_tanhf(float x)
 {
     float a = fabsf(x), z = x * x;
@@ -51,7 +21,7 @@ static inline float xo_cpu_tanhf(float x)
 
 /* The elementwise kernels exist in float and double; one template, two expansions
  * (and more per instruction set, below). */
-#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP, ATTR)                                                  \
+#define XO_CPU_ELEMENTWISE(T, SUF, TANH, EXP, SQRT, LOG, FABS, ATTR)                                                  \
     ATTR static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
     {                                                                                                \
         switch (op) {                                                                                \
@@ -64,6 +34,12 @@ static inline float xo_cpu_tanhf(float x)
         case XO_RELU_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? (T)1 : (T)0; break;      \
         case XO_TANH_GRAD: for (size_t i = 0; i < n; i++) y[i] = (T)1 - x[i] * x[i]; break;          \
         case XO_SIGMOID_GRAD: for (size_t i = 0; i < n; i++) y[i] = x[i] * ((T)1 - x[i]); break;     \
+        case XO_SQRT: for (size_t i = 0; i < n; i++) y[i] = SQRT(x[i]); break;                       \
+        case XO_RSQRT: for (size_t i = 0; i < n; i++) y[i] = (T)1 / SQRT(x[i]); break;               \
+        case XO_LOG: for (size_t i = 0; i < n; i++) y[i] = LOG(x[i]); break;                         \
+        case XO_ABS: for (size_t i = 0; i < n; i++) y[i] = FABS(x[i]); break;                        \
+        case XO_RECIPROCAL: for (size_t i = 0; i < n; i++) y[i] = (T)1 / x[i]; break;                \
+        case XO_IDENTITY: if (y != x) memcpy(y, x, n * sizeof(T)); break;                            \
         }                                                                                            \
     }                                                                                                \
     ATTR static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
@@ -104,8 +80,8 @@ static inline float xo_cpu_tanhf(float x)
         return m;                                                                                    \
     }
 
-XO_CPU_ELEMENTWISE(float, f, xo_cpu_tanhf, xo_cpu_expf, )
-XO_CPU_ELEMENTWISE(double, d, tanh, exp, )
+XO_CPU_ELEMENTWISE(float, f, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, )
+XO_CPU_ELEMENTWISE(double, d, tanh, exp, sqrt, log, fabs, )
 
 /* The build targets baseline x86-64, whose SSE2 made float tanh cost ~2 ns an element; the
  * same loops are compiled again for AVX2 and AVX-512 and chosen once, at the first
@@ -131,14 +107,15 @@ typedef struct cpu_kernels {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define XO_CPU_AVX2 __attribute__((target("avx2,fma")))
 #define XO_CPU_AVX512 __attribute__((target("avx512f,avx2,fma")))
-XO_CPU_ELEMENTWISE(float, f_avx2, xo_cpu_tanhf, xo_cpu_expf, XO_CPU_AVX2)
-XO_CPU_ELEMENTWISE(double, d_avx2, tanh, exp, XO_CPU_AVX2)
-XO_CPU_ELEMENTWISE(float, f_avx512, xo_cpu_tanhf, xo_cpu_expf, XO_CPU_AVX512)
-XO_CPU_ELEMENTWISE(double, d_avx512, tanh, exp, XO_CPU_AVX512)
+XO_CPU_ELEMENTWISE(float, f_avx2, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX2)
+XO_CPU_ELEMENTWISE(double, d_avx2, tanh, exp, sqrt, log, fabs, XO_CPU_AVX2)
+XO_CPU_ELEMENTWISE(float, f_avx512, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX512)
+XO_CPU_ELEMENTWISE(double, d_avx512, tanh, exp, sqrt, log, fabs, XO_CPU_AVX512)
 #endif
 
 static cpu_kernels g_kernels = XO_CPU_KERNELS(f, d);
 static pthread_once_t g_kernels_once = PTHREAD_ONCE_INIT;
+static int g_isa; /* 0 baseline, 1 AVX2, 2 AVX-512 */
 
 static void select_kernels(void)
 {
@@ -146,8 +123,10 @@ static void select_kernels(void)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
         g_kernels = (cpu_kernels)XO_CPU_KERNELS(f_avx512, d_avx512);
+        g_isa = 2;
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         g_kernels = (cpu_kernels)XO_CPU_KERNELS(f_avx2, d_avx2);
+        g_isa = 1;
     }
 #endif
 }
@@ -202,22 +181,56 @@ static void reduce_range(void *arg, size_t b, size_t e, int c)
                             : g_kernels.max_d((const double *)j->p[0] + b, e - b);
 }
 
-static void *ptr(const xo_op_desc *op, int i)
+void *xo_cpu_ptr(const xo_op_desc *op, int i)
 {
     size_t es = op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
     return (char *)op->arg[i].host + op->arg[i].off * es;
 }
+#define ptr xo_cpu_ptr
 
-static void store(const xo_op_desc *op, int i, double v)
+void xo_cpu_store(const xo_op_desc *op, int i, double v)
 {
     if (op->dtype == XO_F32)
         *(float *)ptr(op, i) = (float)v;
     else
         *(double *)ptr(op, i) = v;
 }
+#define store xo_cpu_store
+
+/* The selected loops, for the other kernel files. */
+static const cpu_kernels *kernels(void)
+{
+    pthread_once(&g_kernels_once, select_kernels);
+    return &g_kernels;
+}
+int xo_cpu_isa(void)
+{
+    pthread_once(&g_kernels_once, select_kernels);
+    return g_isa;
+}
+void xo_cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n)
+{
+    if (dt == XO_F32)
+        kernels()->unary_f(op, x, y, n);
+    else
+        kernels()->unary_d(op, x, y, n);
+}
+void xo_cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols)
+{
+    if (dt == XO_F32)
+        kernels()->bias_f(a, lda, bias, r0, r1, cols);
+    else
+        kernels()->bias_d(a, lda, bias, r0, r1, cols);
+}
+double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n)
+{
+    if (dt == XO_F32)
+        return op == XO_SUM ? kernels()->sum_f(x, n) : kernels()->max_f(x, n);
+    return op == XO_SUM ? kernels()->sum_d(x, n) : kernels()->max_d(x, n);
+}
 
 /* C = beta*C for gemm with k = 0 (BLAS semantics; beta = 0 writes zeros). */
-static void scale_matrix(const xo_op_desc *op)
+void xo_cpu_scale_matrix(const xo_op_desc *op)
 {
     size_t outer = op->layout == XO_ROW_MAJOR ? op->m : op->n;
     size_t inner = op->layout == XO_ROW_MAJOR ? op->n : op->m;
@@ -232,7 +245,7 @@ static void scale_matrix(const xo_op_desc *op)
     }
 }
 
-static int fits_int(const xo_op_desc *op)
+int xo_cpu_fits_int(const xo_op_desc *op)
 {
     /* OR of every dimension: one comparison instead of eight. */
     size_t all = op->m | op->n | op->k | op->ld[0] | op->ld[1] | op->ld[2] | op->inc[0] | op->inc[1];
@@ -241,7 +254,7 @@ static int fits_int(const xo_op_desc *op)
 
 static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
 {
-    if (!fits_int(op))
+    if (!xo_cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     const int s = op->dtype == XO_F32;
     const int m = (int)op->m, n = (int)op->n, k = (int)op->k;
@@ -251,7 +264,7 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     switch (op->kind) {
     case XO_OP_GEMM:
         if (k == 0)
-            scale_matrix(op);
+            xo_cpu_scale_matrix(op);
         else if (s)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
                         (int)op->ld[1], (float)op->beta, ptr(op, 2), (int)op->ld[2]);
@@ -296,6 +309,8 @@ xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_
 {
     if (op->kind < XO_OP_UNARY) /* gemm .. nrm2: straight to OpenBLAS */
         return run_blas(host, op);
+    if (op->kind >= XO_OP_COPY) /* the 0.3 ops: cpu_nn.c */
+        return xo_cpu_run_nn(host, pool, op);
     pthread_once(&g_kernels_once, select_kernels);
     range_job j; /* partial[] is written before it is read: no need to clear it */
     j.op = op;

@@ -1,0 +1,19 @@
+/* What test_conformance.c shares with its second half, test_conformance_nn.c (the 0.3
+ * ops): the context, the device under test, and the per-op checks. */
+#ifndef XO_TEST_CONFORMANCE_H
+#define XO_TEST_CONFORMANCE_H
+#include "xo_test.h"
+
+extern xo_context *g_ctx;
+extern int g_dev;    /* forced device index, -1 under "auto" */
+extern int g_forced; /* 1 when a device is forced */
+extern int g_fp64;   /* the device runs double precision */
+
+/* The decision of the op just run ("s", "gemm"): see test_conformance.c. */
+void check_decision(const char *prefix, const char *op);
+/* Fails when buffer b no longer holds `orig`. */
+void check_unchanged(xo_buffer *b, const void *orig, const char *what);
+
+/* The 0.3 ops' suite on the device under test; returns the number of failures. */
+int conformance_nn(const char *label);
+#endif
