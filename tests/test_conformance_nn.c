@@ -19,7 +19,7 @@
  * on the CPU (the plugin does not support them; the decision says device 0), and the
  * new unary sub-ops are not tested. Each plugin's branch removes its entry with its
  * kernels. */
-static const char *const g_pending[] = {"opencl", "cuda"};
+static const char *const g_pending[] = {"cuda"};
 
 static int pending_on(int dev)
 {
