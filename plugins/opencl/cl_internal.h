@@ -148,10 +148,9 @@ cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
                                cl_event *ev, const char **call);
 
 /* ---- cl_nn.c ------------------------------------------------------------------- */
-/* copy, fill, axpby, binary_scalar, scale_by, bias, softmax, reduce_axis; d->lock held,
- * the program built. `first` is set (and owned by the caller) for multi-command ops. */
-cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
-                            const char **call);
+/* copy, fill, axpby, binary_scalar, scale_by, bias, softmax, reduce_axis: one kernel
+ * each, its event in *last; d->lock held, the program built. */
+cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *last, const char **call);
 /* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C. */
 xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 

@@ -375,7 +375,7 @@ xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc
     else if (op->kind == XO_OP_UNARY || op->kind == XO_OP_BINARY)
         err = run_elementwise_locked(d, op, &last, &call);
     else
-        err = xo__cl_run_nn_locked(d, op, &first, &last, &call);
+        err = xo__cl_run_nn_locked(d, op, &last, &call);
     if (err == CL_SUCCESS) xo__cl_timing_push_locked(d, first, last, token);
     pthread_mutex_unlock(&d->lock);
     if (err != CL_SUCCESS) return xo__cl_fail(h, call, err);

@@ -102,8 +102,7 @@ static cl_int reduce_axis_locked(xo__cl_device *d, const xo_op_desc *op, cl_even
     return xo__cl_launch_locked(d, k, args, 10, 2, global, local, ev, call);
 }
 
-cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
-                            const char **call)
+cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *last, const char **call)
 {
     const xo_dtype dt = op->dtype;
     const xo_operand *a = op->arg;
@@ -111,7 +110,6 @@ cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *fi
     cl_ulong inc0 = op->inc[0], inc1 = op->inc[1];
     cl_mem m0 = xo__cl_mem(a[0].mem), m1 = op->narg > 1 ? xo__cl_mem(a[1].mem) : NULL;
     scalar s0, s1;
-    (void)first;
     switch (op->kind) {
     case XO_OP_COPY: {
         const xo__cl_arg args[] = {XO_CL_ARG(n),  XO_CL_ARG(m0),   XO_CL_ARG(off0), XO_CL_ARG(inc0),
