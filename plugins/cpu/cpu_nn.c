@@ -8,9 +8,15 @@
 #include <pthread.h>
 
 /* gemm_bias_act runs its gemm on blocks of C's rows (columns in column-major) of about
- * this many bytes, each followed at once by the epilogue (bias, activation) while the
- * block is still in the cache: half of one core's L2 on common x86 parts. */
-#define XO_CPU_EPILOGUE_BYTES ((size_t)512 << 10)
+ * XO_CPU_EPILOGUE_BYTES, each followed at once by the epilogue (bias, activation) while
+ * the block is still in the last-level cache, and each doing at least
+ * XO_CPU_BLOCK_FLOPS so that OpenBLAS's per-call costs (packing B again, waking its
+ * threads) stay small. Measured here (docs/bench.md, xo_fused): blocks of L2 size cost
+ * more than the epilogue saves (OpenBLAS's calls), so a C of a few MiB is one block,
+ * one gemm and then one combined bias+activation pass; a C past the last-level cache
+ * is split (there the blocked epilogue wins: 4096x4096x64). */
+#define XO_CPU_EPILOGUE_BYTES ((size_t)8 << 20)
+#define XO_CPU_BLOCK_FLOPS 64e6
 /* Columns one pass of a column sum accumulates at once (in double). */
 #define XO_CPU_COLS 256
 
@@ -294,6 +300,9 @@ static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, co
     if (!xo_cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);
+    double line_flops = 2.0 * (double)inner * (double)op->k;
+    if ((double)block * line_flops < XO_CPU_BLOCK_FLOPS)
+        block = (size_t)(XO_CPU_BLOCK_FLOPS / line_flops) + 1;
     block = block < 16 ? 16 : block;
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
