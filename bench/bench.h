@@ -49,11 +49,13 @@ typedef struct xo__bench_result {
 typedef struct xo__bench_workload {
     char name[64];
     char unit[16];  /* "it/s", "calls/s", "steps/s" */
-    char note[128];
+    char note[192];
     double rate[XO_BENCH_MAX_CONFIGS]; /* per config, median over its rounds; 0 = failed / not run */
     uint64_t auto_ops[XO_MAX_DEVICES];  /* ops auto placement ran on each device (timed part) */
     int best;                           /* forced config with the highest rate; -1: none */
     double auto_over_best;              /* median over rounds of rate(auto) / rate(best); 0: unknown */
+    double cblas_rate;                  /* the same program in plain CBLAS; 0: none */
+    double auto_over_cblas;             /* median over rounds of rate(auto) / rate(CBLAS); 0: none */
 } xo__bench_workload;
 
 /* A crossover: the smallest size from which a device beats the CPU at every larger
@@ -110,6 +112,18 @@ void xo__bench_round_order(int n, int round, int *order);
 
 /* bench_workloads.c */
 int xo__bench_workloads(xo__bench *b);
+/* Real programs, each written with crossover and with plain CBLAS (bench_rnn.c,
+ * bench_ode.c): state made by _new (cblas: the CBLAS twin's), one iteration by _iter. */
+void *xo__bench_rnn_new(xo_context *ctx, size_t batch, int cblas);
+void xo__bench_rnn_free(void *st);
+xo_status xo__bench_rnn_iter(xo_context *ctx, void *st);
+xo_status xo__bench_rnn_cblas_iter(xo_context *ctx, void *st);
+float xo__bench_rnn_loss(const void *st);
+void *xo__bench_ode_new(xo_context *ctx, int cblas);
+void xo__bench_ode_free(void *st, int cblas);
+xo_status xo__bench_ode_iter(xo_context *ctx, void *st);
+xo_status xo__bench_ode_cblas_iter(xo_context *ctx, void *st);
+float xo__bench_ode_loss(const void *st, int cblas);
 
 /* bench_report.c */
 void xo__bench_analyse(xo__bench *b);

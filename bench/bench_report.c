@@ -349,8 +349,19 @@ int xo__bench_write_json(xo__bench *b, const char *path)
             json_num(f, ratio);
         else
             fputs("null", f);
-        fprintf(f, ", \"best\": %s%s%s}", best >= 0 ? "\"" : "", best >= 0 ? b->cfg[best].spec : "null",
+        fprintf(f, ", \"best\": %s%s%s", best >= 0 ? "\"" : "", best >= 0 ? b->cfg[best].spec : "null",
                 best >= 0 ? "\"" : "");
+        fputs(", \"cblas\": ", f);
+        if (w->cblas_rate > 0)
+            json_num(f, w->cblas_rate);
+        else
+            fputs("null", f);
+        fputs(", \"auto_over_cblas\": ", f);
+        if (w->auto_over_cblas > 0)
+            json_num(f, w->auto_over_cblas);
+        else
+            fputs("null", f);
+        fputs("}", f);
     }
     fputs("\n  ]\n}\n", f);
     return close_file(f, path);
@@ -445,12 +456,13 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
 
     fputs("\n## Workloads\n\nRates (higher is better) per forced device and under auto placement, each the median "
           "over short rounds in which the placements take turns; ratio = auto / best forced device (the median over "
-          "the rounds of the ratio within a round).\n\n| workload | unit |",
+          "the rounds of the ratio within a round); auto/CBLAS = auto over the same program written with plain CBLAS, "
+          "timed in the same rounds.\n\n| workload | unit |",
           f);
     for (int c = 0; c < b->nconfigs; c++) fprintf(f, " %s |", b->cfg[c].spec);
-    fputs(" ratio | auto ran ops on | what |\n|---|---|", f);
+    fputs(" ratio | CBLAS | auto/CBLAS | auto ran ops on | what |\n|---|---|", f);
     for (int c = 0; c < b->nconfigs; c++) fputs("---|", f);
-    fputs("---|---|---|\n", f);
+    fputs("---|---|---|---|---|\n", f);
     for (int i = 0; i < b->nworkloads; i++) {
         const xo__bench_workload *w = &b->workloads[i];
         int best;
@@ -464,9 +476,14 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
         char share[160];
         auto_share(b, w, share, sizeof share);
         if (ratio > 0)
-            fprintf(f, " %.2f | %s | %s |\n", ratio, share, w->note);
+            fprintf(f, " %.2f |", ratio);
         else
-            fprintf(f, " - | %s | %s |\n", share, w->note);
+            fputs(" - |", f);
+        if (w->cblas_rate > 0)
+            fprintf(f, " %.4g | %.2f |", w->cblas_rate, w->auto_over_cblas);
+        else
+            fputs(" - | - |", f);
+        fprintf(f, " %s | %s |\n", share, w->note);
     }
 
     fputs("\n## Timings per op\n\nMedian microseconds; `auto` also shows where auto placement ran the op.\n", f);

@@ -1,6 +1,9 @@
 /* xo bench, part 2: workloads. Real programs on the public API, each timed under every
  * forced device and under auto placement, taking turns in short rounds:
- *   - tanh RNN training (hidden 256, input 8, BPTT over 8 steps, SGD), batch 100 and 10000;
+ *   - tanh RNN training (hidden 256, input 8, BPTT over 8 steps, SGD), batch 100 and 10000,
+ *     and neural-ODE training (RK4, backprop through every stage, clipping on the device),
+ *     each also written in plain CBLAS and timed in the same rounds (bench_rnn.c,
+ *     bench_ode.c);
  *   - a 3 -> 100 -> 3 tanh MLP evaluated (state in from host, result out to host, as an
  *     ODE solver does) and trained one step, in a loop;
  *   - 200x200 sgemm with operands copied in and out on every call, versus resident;
@@ -40,72 +43,6 @@ static void free_bufs(xo_buffer **bufs, int n)
         xo_buffer_destroy(bufs[i]);
         bufs[i] = NULL;
     }
-}
-
-/* ---- RNN training ---------------------------------------------------------------- */
-
-enum { R_X, R_TARGET, R_WX, R_WH, R_B, R_DWX, R_DWH, R_DB, R_HS, R_DH, R_DZ, R_ONES, R_LOSS, R_N };
-typedef struct rnn {
-    size_t B, H, I, T;
-    float lr;
-    xo_buffer *buf[R_N];
-} rnn;
-
-static xo_status rnn_setup(xo_context *ctx, rnn *r, size_t batch)
-{
-    memset(r, 0, sizeof *r);
-    r->B = batch, r->H = 256, r->I = 8, r->T = 8;
-    r->lr = 1e-3f / (float)batch;
-    size_t B = r->B, H = r->H, I = r->I, T = r->T;
-    const struct { int id; size_t n; float scale, c; } spec[R_N] = {
-        {R_X, T * B * I, 1.0f, 0}, {R_TARGET, B * H, 0.5f, 0}, {R_WX, I * H, 0.3f, 0},
-        {R_WH, H * H, 1.0f / 16.0f, 0}, {R_B, H, 0.1f, 0}, {R_DWX, I * H, 0, 0}, {R_DWH, H * H, 0, 0},
-        {R_DB, H, 0, 0}, {R_HS, (T + 1) * B * H, 0, 0}, {R_DH, B * H, 0, 0}, {R_DZ, B * H, 0, 0},
-        {R_ONES, B, 0, 1.0f}, {R_LOSS, 1, 0, 0},
-    };
-    for (int i = 0; i < R_N; i++) {
-        xo_status s = make_buf(ctx, spec[i].n, spec[i].scale, spec[i].c, (uint32_t)i + 11u, &r->buf[spec[i].id]);
-        if (s != XO_OK) {
-            free_bufs(r->buf, R_N);
-            return s;
-        }
-    }
-    return XO_OK;
-}
-
-/* One training iteration: forward over T steps, loss, BPTT, SGD; reads the loss back. */
-static xo_status rnn_iter(xo_context *ctx, void *state)
-{
-    rnn *r = state;
-    xo_buffer **bf = r->buf;
-    size_t B = r->B, H = r->H, I = r->I, T = r->T, BH = B * H;
-    for (size_t t = 1; t <= T; t++) {
-        TRY(xo_sgemm(ctx, RM, NT, NT, B, H, I, 1.0f, bf[R_X], (t - 1) * B * I, I, bf[R_WX], 0, H, 0.0f,
-                     bf[R_HS], t * BH, H));
-        TRY(xo_sgemm(ctx, RM, NT, NT, B, H, H, 1.0f, bf[R_HS], (t - 1) * BH, H, bf[R_WH], 0, H, 1.0f,
-                     bf[R_HS], t * BH, H));
-        TRY(xo_sbias(ctx, B, H, bf[R_HS], t * BH, H, bf[R_B], 0));
-        TRY(xo_sunary(ctx, XO_TANH, BH, bf[R_HS], t * BH, bf[R_HS], t * BH));
-    }
-    TRY(xo_sbinary(ctx, XO_SUB, BH, bf[R_HS], T * BH, bf[R_TARGET], 0, bf[R_DH], 0));
-    TRY(xo_snrm2(ctx, BH, bf[R_DH], 0, 1, bf[R_LOSS], 0));
-    for (size_t t = T; t >= 1; t--) {
-        float beta = t == T ? 0.0f : 1.0f;
-        TRY(xo_sunary(ctx, XO_TANH_GRAD, BH, bf[R_HS], t * BH, bf[R_DZ], 0));
-        TRY(xo_sbinary(ctx, XO_MUL, BH, bf[R_DZ], 0, bf[R_DH], 0, bf[R_DZ], 0));
-        TRY(xo_sgemm(ctx, RM, TR, NT, I, H, B, 1.0f, bf[R_X], (t - 1) * B * I, I, bf[R_DZ], 0, H, beta,
-                     bf[R_DWX], 0, H));
-        TRY(xo_sgemm(ctx, RM, TR, NT, H, H, B, 1.0f, bf[R_HS], (t - 1) * BH, H, bf[R_DZ], 0, H, beta,
-                     bf[R_DWH], 0, H));
-        TRY(xo_sgemv(ctx, RM, TR, B, H, 1.0f, bf[R_DZ], 0, H, bf[R_ONES], 0, 1, beta, bf[R_DB], 0, 1));
-        if (t > 1)
-            TRY(xo_sgemm(ctx, RM, NT, TR, B, H, H, 1.0f, bf[R_DZ], 0, H, bf[R_WH], 0, H, 0.0f, bf[R_DH], 0, H));
-    }
-    TRY(xo_saxpy(ctx, I * H, -r->lr, bf[R_DWX], 0, 1, bf[R_WX], 0, 1));
-    TRY(xo_saxpy(ctx, H * H, -r->lr, bf[R_DWH], 0, 1, bf[R_WH], 0, 1));
-    TRY(xo_saxpy(ctx, H, -r->lr, bf[R_DB], 0, 1, bf[R_B], 0, 1));
-    float loss;
-    return xo_buffer_read(bf[R_LOSS], 0, &loss, sizeof loss);
 }
 
 /* ---- 3 -> 100 -> 3 MLP: the right-hand side of a neural ODE ------------------------- */
@@ -359,8 +296,26 @@ static xo__bench_workload *new_workload(xo__bench *b, const char *name, const ch
  * Fills w->rate (median over the config's rounds), w->best (highest median rate among the
  * forced devices) and w->auto_over_best (median over the rounds both sampled of auto's rate
  * over best's within the round). */
+/* A slice of the CBLAS twin: `warmup` untimed iterations, then timed ones until
+ * `budget_us` is spent. Its rate, 0 on failure. */
+static double run_twin_slice(xo__bench *b, iter_fn twin, void *st, int warmup, double budget_us, double units)
+{
+    xo_status s = XO_OK;
+    for (int i = 0; s == XO_OK && i < warmup; i++) s = twin(b->ctx, st);
+    double t0 = xo__tool_now_us(), spent = 0;
+    int iters = 0;
+    while (s == XO_OK && (iters < 1 || spent < budget_us)) {
+        s = twin(b->ctx, st);
+        iters++;
+        spent = xo__tool_now_us() - t0;
+    }
+    return s == XO_OK && spent > 0 ? (double)iters * units / (spent * 1e-6) : 0.0;
+}
+
+/* `twin` (or NULL): the same program in plain CBLAS, state `twin_st`, timed in every
+ * round beside the placements, for auto / CBLAS. */
 static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
-                            double budget_us, double units)
+                            double budget_us, double units, iter_fn twin, void *twin_st)
 {
     if (!w) return;
     const int rounds = b->quick ? WL_ROUNDS_QUICK : WL_ROUNDS_FULL, au = xo__bench_auto(b), tty = isatty(2);
@@ -369,7 +324,10 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         max_stride *= 2;
     wl_config cf[XO_BENCH_MAX_CONFIGS];
     memset(cf, 0, sizeof cf);
+    double twin_rate[XO_BENCH_MAX_ROUNDS] = {0};
     for (int round = 0; round < rounds; round++) {
+        if (twin && twin_st)
+            twin_rate[round] = run_twin_slice(b, twin, twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
         int order[XO_BENCH_MAX_CONFIGS];
         xo__bench_round_order(b->nconfigs, round + b->nworkloads, order);
         for (int k = 0; k < b->nconfigs; k++) {
@@ -415,6 +373,14 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
             if (cf[au].rate[r] > 0 && cf[w->best].rate[r] > 0) q[n++] = cf[au].rate[r] / cf[w->best].rate[r];
         w->auto_over_best = n ? median_of(q, n, 1) : w->rate[au] / w->rate[w->best];
     }
+    double v[XO_BENCH_MAX_ROUNDS], q[XO_BENCH_MAX_ROUNDS];
+    int nv = 0, nq = 0;
+    for (int r = 0; r < rounds; r++) {
+        if (twin_rate[r] > 0) v[nv++] = twin_rate[r];
+        if (twin_rate[r] > 0 && cf[au].rate[r] > 0) q[nq++] = cf[au].rate[r] / twin_rate[r];
+    }
+    w->cblas_rate = nv ? median_of(v, nv, 0) : 0.0;
+    w->auto_over_cblas = nq ? median_of(q, nq, 1) : 0.0;
 }
 
 static void setup_failed(const char *name, xo_status s)
@@ -429,26 +395,38 @@ int xo__bench_workloads(xo__bench *b)
     xo__bench_workload *w;
     xo_status s;
 
+    static const size_t batches[2] = {100, 10000};
+    for (int i = 0; i < 2; i++) {
+        char name[64], note[128];
+        snprintf(name, sizeof name, "rnn-train-b%zu", batches[i]);
+        snprintf(note, sizeof note, "tanh RNN h256 in8, BPTT 8 steps + SGD, batch %zu, minibatch in, loss out",
+                 batches[i]);
+        w = new_workload(b, name, "it/s", note);
+        void *r = xo__bench_rnn_new(b->ctx, batches[i], 0), *rc = xo__bench_rnn_new(b->ctx, batches[i], 1);
+        if (r && rc)
+            run_all_configs(b, w, xo__bench_rnn_iter, r, 1, budget, 1.0, xo__bench_rnn_cblas_iter, rc);
+        else
+            setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
+        xo__bench_rnn_free(r);
+        xo__bench_rnn_free(rc);
+    }
     {
-        rnn r;
-        w = new_workload(b, "rnn-train-b100", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 100");
-        if ((s = rnn_setup(b->ctx, &r, 100)) == XO_OK)
-            run_all_configs(b, w, rnn_iter, &r, 1, budget, 1.0);
+        w = new_workload(b, "neural-ode-train", "it/s",
+                         "3-100-3 tanh MLP RHS, RK4 over 101 points, backprop through every stage, clipping "
+                         "on the device, SGD, loss read each iteration; batch 16");
+        void *o = xo__bench_ode_new(b->ctx, 0), *oc = xo__bench_ode_new(b->ctx, 1);
+        if (o && oc)
+            run_all_configs(b, w, xo__bench_ode_iter, o, 1, budget, 1.0, xo__bench_ode_cblas_iter, oc);
         else
-            setup_failed(w->name, s);
-        free_bufs(r.buf, R_N);
-        w = new_workload(b, "rnn-train-b10000", "it/s", "tanh RNN h256 in8, BPTT 8 steps + SGD, batch 10000");
-        if ((s = rnn_setup(b->ctx, &r, 10000)) == XO_OK)
-            run_all_configs(b, w, rnn_iter, &r, 1, budget, 1.0);
-        else
-            setup_failed(w->name, s);
-        free_bufs(r.buf, R_N);
+            setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
+        xo__bench_ode_free(o, 0);
+        xo__bench_ode_free(oc, 1);
     }
     {
         mlp m;
         w = new_workload(b, "mlp-3-100-3-ode", "it/s", "neural ODE RHS: eval (state in, f out) + 1 train step, batch 100");
         if ((s = mlp_setup(b->ctx, &m)) == XO_OK)
-            run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0);
+            run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0, NULL, NULL);
         else
             setup_failed(w->name, s);
         mlp_free(&m);
@@ -459,7 +437,7 @@ int xo__bench_workloads(xo__bench *b)
                          copy ? "200x200 sgemm, A and B written, C read on every call"
                               : "200x200 sgemm, operands resident, xo_finish per call");
         if ((s = gemm200_setup(b->ctx, &g, copy)) == XO_OK)
-            run_all_configs(b, w, gemm200_iter, &g, 3, budget, 1.0);
+            run_all_configs(b, w, gemm200_iter, &g, 3, budget, 1.0, NULL, NULL);
         else
             setup_failed(w->name, s);
         gemm200_free(&g);
@@ -472,7 +450,7 @@ int xo__bench_workloads(xo__bench *b)
                  every ? "every step" : "once at the end");
         w = new_workload(b, every ? "chain-norm-every-step" : "chain-norm-at-end", "steps/s", note);
         if ((s = chain_setup(b->ctx, &c, steps, every)) == XO_OK)
-            run_all_configs(b, w, chain_iter, &c, 1, q ? budget / 2 : budget, (double)steps);
+            run_all_configs(b, w, chain_iter, &c, 1, q ? budget / 2 : budget, (double)steps, NULL, NULL);
         else
             setup_failed(w->name, s);
         chain_free(&c);

@@ -57,15 +57,16 @@ int xo__tool_cmd_calibrate(int argc, char **argv)
     /* Create the context without measuring, so that every measurement below shows
      * progress; the user's XO_CALIBRATE is put back right after. */
     const char *user_mode = getenv("XO_CALIBRATE");
-    char saved[64] = "";
-    if (user_mode) snprintf(saved, sizeof saved, "%s", user_mode);
+    char *saved = user_mode ? strdup(user_mode) : NULL; /* whole, however long */
+    if (user_mode && !saved) return xo__tool_fail(XO_ERR_OUT_OF_MEMORY, "calibrate: out of memory");
     setenv("XO_CALIBRATE", "off", 1);
     xo_context *ctx = NULL;
     xo_status s = xo_context_create(&ctx);
-    if (user_mode)
+    if (saved)
         setenv("XO_CALIBRATE", saved, 1);
     else
         unsetenv("XO_CALIBRATE");
+    free(saved);
     if (s != XO_OK) return xo__tool_fail(s, "calibrate: cannot create a context");
     /* `xo calibrate` measures whatever XO_CALIBRATE says: that is what it is for. */
     ctx->calibrate = force ? XO_CALIBRATE_FORCE : XO_CALIBRATE_AUTO;

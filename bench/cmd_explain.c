@@ -28,22 +28,65 @@ static int all_digits(const char *s)
     return 1;
 }
 
-/* Why device `d` cannot run the op, or NULL if it can. */
-static const char *ineligible_reason(const xo_context *ctx, int nreal, int d, const xo__profile *p,
-                                     const xo__op_cost *cost)
+/* Whether device `d` runs the op (XO_SUPPORT_*), and why not. A real device asks the
+ * context (as dispatch does); a what-if profile runs everything its fp64 allows. */
+static int support_of(xo_context *ctx, int nreal, int d, const xo__profile *p, const xo__op_cost *cost,
+                      const char **why)
 {
-    if (cost->dtype == XO_F64 && !p->info.fp64) return "no fp64";
-    if (d < nreal && cost->kind < XO_OP_KIND_COUNT &&
-        atomic_load(&ctx->dev[d].supports[cost->kind][cost->dtype]) == 0)
-        return "op not supported";
-    return NULL;
+    *why = NULL;
+    if (cost->dtype == XO_F64 && !p->info.fp64) {
+        *why = "no fp64";
+        return XO_SUPPORT_NO;
+    }
+    if (d == 0 || d >= nreal)
+        return XO_SUPPORT_YES;
+    int s = xo__device_support(ctx, d, cost->kind, cost->dtype);
+    if (s == XO_SUPPORT_NO)
+        *why = "op not supported";
+    else if (s == XO_SUPPORT_FAILED)
+        *why = "its kernels failed to build here";
+    return s;
+}
+
+/* --correction FILE: lines "DEVICE OP FACTOR" (as XO_LOG=summary prints them), e.g.
+ * "1 sgemv 2.5": the learned factor on compute in force for that op on that device.
+ * Returns 0, or -1 with a message on stderr. */
+static int read_corrections(const char *path, const char *op, int ntotal, double *factor)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "xo: explain: cannot read '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[256];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        int dev;
+        char name[64];
+        double v;
+        char extra;
+        int got = sscanf(line, "%d %63s %lf %c", &dev, name, &v, &extra);
+        if (got <= 0) continue; /* blank */
+        if (got != 3 || dev < 0 || dev >= ntotal || !(v > 0) || v > 1e6) {
+            fprintf(stderr, "xo: explain: %s:%d: expected DEVICE OP FACTOR (device 0..%d, factor > 0)\n", path,
+                    lineno, ntotal - 1);
+            rc = -1;
+            break;
+        }
+        if (strcmp(name, op) == 0) factor[dev] = v;
+    }
+    fclose(f);
+    return rc;
 }
 
 int xo__tool_cmd_explain(int argc, char **argv)
 {
     const char *profiles_named[XO_MAX_DEVICES];
     int nwhatif = 0;
-    const char *resident_arg = NULL;
+    const char *resident_arg = NULL, *correction_arg = NULL;
     int a = 1;
     for (; a < argc; a++) {
         if (strcmp(argv[a], "--profile") == 0) {
@@ -53,6 +96,9 @@ int xo__tool_cmd_explain(int argc, char **argv)
         } else if (strcmp(argv[a], "--resident") == 0) {
             if (a + 1 >= argc) return xo__tool_usage_error("explain: --resident needs a DEVICE");
             resident_arg = argv[++a];
+        } else if (strcmp(argv[a], "--correction") == 0) {
+            if (a + 1 >= argc) return xo__tool_usage_error("explain: --correction needs a FILE");
+            correction_arg = argv[++a];
         } else if (strcmp(argv[a], "--") == 0) {
             a++;
             break;
@@ -80,6 +126,7 @@ int xo__tool_cmd_explain(int argc, char **argv)
     xo_context *ctx = NULL;
     s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "explain: cannot create a context");
+    xo__background_wait(ctx); /* explain the profiles dispatch will use from now on */
     int rc = XO_TOOL_OK;
     int nreal = xo_device_count(ctx);
     int ntotal = nreal + nwhatif;
@@ -131,41 +178,51 @@ int xo__tool_cmd_explain(int argc, char **argv)
         goto out;
     }
 
+    double factor[XO_MAX_DEVICES];
+    int support[XO_MAX_DEVICES];
+    const char *why[XO_MAX_DEVICES];
+    for (int d = 0; d < ntotal; d++) {
+        factor[d] = 1.0;
+        support[d] = support_of(ctx, nreal, d, &prof[d], &cost, &why[d]);
+    }
+    if (correction_arg && read_corrections(correction_arg, op, ntotal, factor) != 0) {
+        rc = XO_TOOL_FAIL;
+        goto out;
+    }
+    /* The same decision dispatch takes for these profiles, factors and residency. */
+    xo__placement pl;
+    xo__place(&(xo__place_in){.profiles = prof, .ndev = ntotal, .cost = &cost, .correction = factor,
+                              .support = support, .forced = ctx->forced},
+              &pl);
+
     printf("op: %s", op);
     for (int i = 0; i < ndims; i++) printf(" %zu", dims[i]);
     printf("  (%.4g flop, %.4g bytes streamed; operands current on device %d %s)\n", cost.flops, cost.bytes,
            resident, where[resident]);
-    printf("%4s  %-10s  %-36s %11s %12s %11s %11s\n", "dev", "plugin", "name", "launch_us", "transfer_us",
-           "compute_us", "total_us");
-    int chosen = -1;
-    double best = 0;
+    printf("%4s  %-10s  %-36s %11s %12s %11s %11s %10s\n", "dev", "plugin", "name", "launch_us", "transfer_us",
+           "compute_us", "total_us", "correction");
     for (int d = 0; d < ntotal; d++) {
-        xo_estimate est;
-        const char *why = ineligible_reason(ctx, nreal, d, &prof[d], &cost);
+        const xo_estimate *est = &pl.est[d];
         char name[160];
         snprintf(name, sizeof name, "%.127s%s", prof[d].info.name, d >= nreal ? " (what-if)" : "");
-        if (why) {
-            printf("%4d  %-10s  %-36.36s   ineligible: %s\n", d, prof[d].info.plugin, name, why);
+        if (!est->eligible) {
+            printf("%4d  %-10s  %-36.36s   ineligible%s%s\n", d, prof[d].info.plugin, name, why[d] ? ": " : "",
+                   why[d] ? why[d] : "");
             continue;
         }
-        xo__estimate(prof, ntotal, d, &cost, 1.0, &est);
-        if (!est.eligible) {
-            printf("%4d  %-10s  %-36.36s   ineligible\n", d, prof[d].info.plugin, name);
-            continue;
-        }
-        printf("%4d  %-10s  %-36.36s %11.2f %12.2f %11.2f %11.2f\n", d, prof[d].info.plugin, name, est.launch_us,
-               est.transfer_us, est.compute_us, est.total_us);
-        if (chosen < 0 || est.total_us < best) {
-            chosen = d;
-            best = est.total_us;
-        }
+        printf("%4d  %-10s  %-36.36s %11.2f %12.2f %11.2f %11.2f %10.3g\n", d, prof[d].info.plugin, name,
+               est->launch_us, est->transfer_us, est->compute_us, est->total_us, factor[d]);
     }
-    if (chosen < 0) {
-        fprintf(stderr, "xo: explain: no device can run %s\n", op);
-        rc = XO_TOOL_FAIL;
-        goto out;
-    }
-    printf("chosen: %d %s %s\n", chosen, prof[chosen].info.plugin, prof[chosen].info.name);
+    int cheapest = -1;
+    for (int d = 0; d < ntotal; d++)
+        if (pl.est[d].eligible && (cheapest < 0 || pl.est[d].total_us < pl.est[cheapest].total_us)) cheapest = d;
+    if (pl.forced)
+        printf("note: forced by XO_DEVICE to device %d\n", pl.device);
+    else if (cheapest != pl.best)
+        printf("note: device %d holds the largest operand and the cheapest (%d) is less than 10%% cheaper: the op "
+               "stays where its data is\n",
+               pl.best, cheapest);
+    printf("chosen: %d %s %s\n", pl.device, prof[pl.device].info.plugin, prof[pl.device].info.name);
     if (fflush(stdout) != 0) rc = XO_TOOL_FAIL;
 out:
     xo_context_destroy(ctx);

@@ -48,16 +48,23 @@ const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since
 
     struct stat st;
     xo__profile cached;
-    if (stat(path, &st) != 0 || xo__profile_read(path, &cached) != XO_OK ||
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || xo__profile_read(path, &cached) != XO_OK ||
         !xo__profile_matches(&cached, &ctx->dev[dev].info)) {
         /* not cached: either measured here without a writable cache, or the defaults */
         xo__profile def;
         const xo_device_info *in = &ctx->dev[dev].profile.info;
         xo__profile_defaults(ctx->dev[dev].info.kind, ctx->dev[dev].info.plugin, &def);
-        path[0] = '\0';
+        int special = lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+        if (!special) path[0] = '\0'; /* else the path is named after the reason */
         if (in->launch_us == def.info.launch_us && in->peak_gflops == def.info.peak_gflops &&
             in->mem_gbps == def.info.mem_gbps)
             return "built-in defaults (no valid cached profile)";
+        if (special) {
+            static char why[96];
+            snprintf(why, sizeof why, "measured by this process (not cached: the profile path is %s)",
+                     xo__file_kind(st.st_mode));
+            return why;
+        }
         return "measured by this process (not cached: the cache directory is not writable)";
     }
     if (st.st_mtime >= since) return "measured now, cached";
@@ -71,7 +78,7 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
     fprintf(f, "profile cache: %s\n", ctx->cache_dir[0] ? ctx->cache_dir : "(none)");
     for (int d = 0; d < n; d++) {
         xo_device_info in;
-        char spec[64], path[1400];
+        char spec[64], path[XO_PATH_MAX];
         xo_status s = xo_device_get_info(ctx, d, &in);
         xo__tool_device_spec(ctx, d, spec, sizeof spec);
         fprintf(f, "\ndevice %d (%s)\n", d, spec);
@@ -95,6 +102,11 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  peak_gflops          %.3f\n", in.peak_gflops);
         fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
                 path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
+        const xo__profile *p = xo__device_profile(ctx, d);
+        fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)%s\n", p->spread,
+                p->provisional ? "\n  provisional          1: the runs disagreed (a busy machine?); a later context "
+                                 "measures it again"
+                               : "");
     }
 }
 
@@ -103,8 +115,13 @@ int xo__tool_cmd_info(int argc, char **argv)
     if (argc > 1) return xo__tool_usage_error("info: unexpected argument '%s'", argv[1]);
     time_t start = time(NULL);
     xo_context *ctx = NULL;
+    setenv("XO_LOG", "warn", 0); /* xo info shows the warnings (an OpenBLAS core below the CPU) */
     xo_status s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "info: cannot create a context");
+    if (ctx->background) {
+        fprintf(stderr, "xo info: measuring devices without a trustworthy cached profile...\n");
+        xo__background_wait(ctx);
+    }
     xo__tool_print_devices(stdout, ctx, start);
     xo_context_destroy(ctx);
     return fflush(stdout) == 0 ? XO_TOOL_OK : XO_TOOL_FAIL;

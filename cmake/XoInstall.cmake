@@ -1,11 +1,13 @@
-# Install: headers, libcrossover.a, one archive per plugin, the xo tool, the CMake
-# package (crossover::crossover) and crossover.pc for static pkg-config use.
+# Install: headers, libcrossover.a, one archive per plugin, libcrossover.so, the BLAS
+# drop-in libcrossover_blas.so, the xo tool, the CMake package (crossover::crossover,
+# crossover::shared, crossover::blas), crossover.pc for static pkg-config use and
+# crossover-blas.pc.
 include(CMakePackageConfigHelpers)
 
 get_property(_xo_plugin_targets GLOBAL PROPERTY XO_PLUGIN_TARGETS)
 get_property(_xo_plugins GLOBAL PROPERTY XO_PLUGINS_ENABLED)
 
-install(TARGETS crossover ${_xo_plugin_targets} EXPORT crossoverTargets
+install(TARGETS crossover ${_xo_plugin_targets} crossover_shared crossover_blas EXPORT crossoverTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -48,4 +50,6 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
 # `cmake --install --prefix DIR` works wherever DIR is.
 file(RELATIVE_PATH XO_PC_PREFIX_REL "/xo/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/xo")
 configure_file(cmake/crossover.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/crossover-blas.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

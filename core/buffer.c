@@ -15,19 +15,32 @@ xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: bytes = 0; a buffer holds at least one byte");
     if (bytes > SIZE_MAX - XO_HOST_ALIGN)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: bytes = %zu is too large", bytes);
-    xo_buffer *b = calloc(1, sizeof *b);
     size_t rounded = (bytes + XO_HOST_ALIGN - 1) / XO_HOST_ALIGN * XO_HOST_ALIGN;
-    void *host = b ? aligned_alloc(XO_HOST_ALIGN, rounded) : NULL;
-    if (!host) {
-        free(b);
+    void *host = aligned_alloc(XO_HOST_ALIGN, rounded);
+    if (!host)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: cannot allocate %zu bytes of host memory", bytes);
-    }
     memset(host, 0, rounded);
+    xo_status st = xo__buffer_new(ctx, host, bytes, 0, "xo_buffer_create", out);
+    if (st != XO_OK)
+        free(host);
+    return st;
+}
+
+xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out)
+{
+    xo_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    if (pthread_mutex_init(&b->move_lock, NULL) != 0) {
+        free(b);
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: pthread_mutex_init failed", fn);
+    }
     b->ctx = ctx;
     b->bytes = bytes;
     b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
     b->host = host;
-    b->valid = 1u;
+    b->wrapped = wrapped;
+    atomic_init(&b->valid, 1u);
     *out = b;
     return XO_OK;
 }
@@ -42,7 +55,9 @@ void xo_buffer_destroy(xo_buffer *b)
     for (int d = 1; d < ctx->ndev; d++)
         if (b->mem[d])
             ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
-    free(b->host);
+    pthread_mutex_destroy(&b->move_lock);
+    if (!b->wrapped)
+        free(b->host);
     free(b);
 }
 
@@ -68,11 +83,11 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     if (bytes == 0)
         return XO_OK;
     /* A partial write needs the rest of the host copy current first. */
-    if (!(b->valid & 1u) && bytes < b->bytes)
+    if (!(xo__valid(b) & 1u) && bytes < b->bytes)
         XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
     xo__buffer_host_write_barrier(b, -1);
     memcpy((char *)b->host + offset, src, bytes);
-    b->valid = 1u;
+    xo__buffer_mark_written(b, 0);
     return XO_OK;
 }
 
@@ -86,12 +101,13 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
     return XO_OK;
 }
 
-/* Download device `e`'s copy into the host copy: retried once, as XO_FAULTS says. */
-static xo_status download_from(xo_buffer *b, int e)
+/* Download device `e`'s copy into the host copy: retried once, as XO_FAULTS says.
+ * b->move_lock held. */
+static xo_status download_locked(xo_buffer *b, int e)
 {
     xo_context *ctx = b->ctx;
     xo__device *dev = &ctx->dev[e];
-    int shared = (b->shared >> e) & 1u;
+    int shared = (xo__shared(b) >> e) & 1u;
     xo_status st = XO_ERR_DEVICE;
     if (!shared) /* a real copy lands in host memory that zero-copy devices may be reading */
         xo__buffer_host_write_barrier(b, -1);
@@ -107,7 +123,7 @@ static xo_status download_from(xo_buffer *b, int e)
                 atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
                 atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
             }
-            b->valid |= 1u;
+            atomic_fetch_or_explicit(&b->valid, 1u, memory_order_release);
             return XO_OK;
         }
         xo__log(XO_LOG_WARN, "download of %zu bytes from device %d failed (attempt %d): %s", b->bytes, e,
@@ -117,38 +133,53 @@ static xo_status download_from(xo_buffer *b, int e)
                      b->bytes, e, dev->info.plugin);
 }
 
-xo_status xo__buffer_make_current(xo_buffer *b, int dev)
+static xo_status alloc_locked(xo_buffer *b, int dev);
+
+/* make_current's moves, b->move_lock held: another reader may have made the copy
+ * current meanwhile, so `valid` is looked at again. */
+static xo_status make_current_locked(xo_buffer *b, int dev)
 {
-    if (b->valid & (1u << dev))
+    uint32_t valid = xo__valid(b);
+    if (valid & (1u << dev))
         return XO_OK;
     xo_context *ctx = b->ctx;
-    if (!(b->valid & 1u)) {
+    if (!(valid & 1u)) {
         xo_status st = XO_ERR_DEVICE;
         for (int e = 1; e < ctx->ndev && st != XO_OK; e++)
-            if (b->valid & (1u << e))
-                st = download_from(b, e);
+            if (valid & (1u << e))
+                st = download_locked(b, e);
         XO_RETURN_IF_ERROR(st);
     }
     if (dev == 0)
         return XO_OK;
     xo__device *d = &ctx->dev[dev];
-    XO_RETURN_IF_ERROR(xo__buffer_ensure_alloc(b, dev));
+    XO_RETURN_IF_ERROR(alloc_locked(b, dev));
     if (xo__fault_hit(ctx, d->info.plugin, "upload"))
         return xo__error(XO_ERR_DEVICE, "upload of %zu bytes to device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
                          d->info.plugin);
     XO_RETURN_IF_ERROR(d->plugin->upload(d->pstate, d->pdev, b->mem[dev], 0, b->host, b->bytes));
     atomic_store_explicit(&d->queued, 1, memory_order_release); /* for xo_finish */
-    if (!((b->shared >> dev) & 1u)) { /* a zero-copy sync moves nothing */
+    if (!((xo__shared(b) >> dev) & 1u)) { /* a zero-copy sync moves nothing */
         atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
         atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);
     }
-    b->valid |= 1u << dev;
+    atomic_fetch_or_explicit(&b->valid, 1u << dev, memory_order_release);
     return XO_OK;
+}
+
+xo_status xo__buffer_make_current(xo_buffer *b, int dev)
+{
+    if (xo__valid(b) & (1u << dev))
+        return XO_OK;
+    pthread_mutex_lock(&b->move_lock);
+    xo_status st = make_current_locked(b, dev);
+    pthread_mutex_unlock(&b->move_lock);
+    return st;
 }
 
 void xo__buffer_host_write_barrier(xo_buffer *b, int except)
 {
-    uint32_t pending = b->inflight & ~(except >= 0 ? 1u << except : 0u);
+    uint32_t pending = xo__inflight(b) & ~(except >= 0 ? 1u << except : 0u);
     if (!pending)
         return;
     xo_context *ctx = b->ctx;
@@ -158,11 +189,11 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except)
             if (dev->plugin->finish(dev->pstate, dev->pdev) != XO_OK)
                 xo__log(XO_LOG_WARN, "waiting for device %d before a host write failed: %s", d, xo_last_error());
         }
-    b->inflight &= ~pending;
+    atomic_fetch_and_explicit(&b->inflight, ~pending, memory_order_relaxed);
 }
 
-/* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */
-xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
+/* Give `b` an allocation on `dev`; b->move_lock held. */
+static xo_status alloc_locked(xo_buffer *b, int dev)
 {
     if (dev == 0 || b->mem[dev])
         return XO_OK;
@@ -174,7 +205,7 @@ xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
     /* Zero-copy where the device shares host memory: its copy is the host copy. */
     if (ctx->zero_copy && d->info.host_unified && d->plugin->mem_wrap) {
         if (d->plugin->mem_wrap(d->pstate, d->pdev, b->host, b->bytes, &b->mem[dev]) == XO_OK) {
-            b->shared |= 1u << dev;
+            atomic_fetch_or_explicit(&b->shared, 1u << dev, memory_order_relaxed);
             return XO_OK;
         }
         xo__log(XO_LOG_DEBUG, "zero-copy on device %d declined (%s); allocating a copy", dev, xo_last_error());
@@ -184,4 +215,13 @@ xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
     return d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]);
 }
 
-void xo__buffer_mark_written(xo_buffer *b, int dev) { b->valid = 1u << dev; }
+/* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */
+xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
+{
+    if (dev == 0)
+        return XO_OK;
+    pthread_mutex_lock(&b->move_lock);
+    xo_status st = alloc_locked(b, dev);
+    pthread_mutex_unlock(&b->move_lock);
+    return st;
+}

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const xo_plugin *(*const xo__plugin_registry[])(void);
+const xo_plugin *(*xo__test_plugin)(void) = NULL;
 
 static _Atomic uint64_t next_context_id = 1;
 
@@ -33,11 +33,17 @@ int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)
 
 static void load_plugins(xo_context *ctx, unsigned plugin_mask)
 {
-    for (int r = 0; xo__plugin_registry[r] && ctx->nplugins < XO_MAX_PLUGINS; r++) {
-        const xo_plugin *pl = xo__plugin_registry[r]();
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
+    int nreg = 0;
+    while (xo__plugin_registry[nreg])
+        nreg++;
+    /* The registry's plugins, then the test hook's. */
+    for (int r = 0; r <= nreg && ctx->nplugins < XO_MAX_PLUGINS; r++) {
+        const xo_plugin *pl = r < nreg ? xo__plugin_registry[r]() : xo__test_plugin ? xo__test_plugin() : NULL;
         if (!pl || !pl->name)
             continue;
-        int idx = xo__word_index(xo__plugin_names, pl->name, strlen(pl->name));
+        int idx = xo__word_index(names, pl->name, strlen(pl->name));
         int is_cpu = strcmp(pl->name, "cpu") == 0;
         if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
             xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
@@ -104,6 +110,7 @@ static void load_plugins(xo_context *ctx, unsigned plugin_mask)
 
 static void context_free(xo_context *ctx)
 {
+    xo__background_stop(ctx); /* before the devices it may still publish into go away */
     for (int d = 0; d < ctx->ndev; d++)
         if (ctx->dev[d].plugin->finish)
             ctx->dev[d].plugin->finish(ctx->dev[d].pstate, ctx->dev[d].pdev);
@@ -111,30 +118,42 @@ static void context_free(xo_context *ctx)
         if (ctx->plugins[p].plugin->shutdown)
             ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
     xo__correction_destroy(ctx->correction);
+    xo__summary_free(ctx);
     xo__dispatch_free(ctx);
     free(ctx->stat_slots);
+    pthread_mutex_destroy(&ctx->profile_lock);
     free(ctx);
 }
 
-xo_status xo_context_create(xo_context **out)
+/* `private_`: a context of the library's own (background calibration): it measures
+ * nothing at creation, forces nothing, injects no faults and prints no summary. */
+static xo_status create(xo_context **out, int private_)
 {
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
     *out = NULL;
     xo__env env;
     XO_RETURN_IF_ERROR(xo__env_read(&env));
-    atomic_store(&xo__log_level, env.log_level);
+    if (private_) {
+        env.calibrate = XO_CALIBRATE_OFF;
+        env.summary = 0;
+        env.nfaults = 0;
+        snprintf(env.device, sizeof env.device, "auto");
+    } else {
+        atomic_store(&xo__log_level, env.log_level);
+    }
 
     xo_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
+    pthread_mutex_init(&ctx->profile_lock, NULL);
     ctx->id = atomic_fetch_add(&next_context_id, 1);
     ctx->threads = env.threads;
     ctx->calibrate = env.calibrate;
     ctx->zero_copy = env.zero_copy;
     ctx->nfaults = env.nfaults;
     memcpy(ctx->faults, env.faults, sizeof env.faults);
-    snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env.cache_dir);
+    memcpy(ctx->cache_dir, env.cache_dir, sizeof ctx->cache_dir);
     atomic_init(&ctx->forced, -1);
     ctx->tick0 = xo__ticks();
     ctx->us0 = xo__now_us();
@@ -150,32 +169,43 @@ xo_status xo_context_create(xo_context **out)
         st = xo__correction_create(ctx->ndev, &ctx->correction);
     if (st == XO_OK)
         st = xo__dispatch_init(ctx);
+    if (st == XO_OK && env.summary)
+        st = xo__summary_create(ctx);
     if (st == XO_OK && !(ctx->stat_slots = calloc(XO_STAT_SLOTS, sizeof *ctx->stat_slots)))
         st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
     if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
     if (st != XO_OK) {
-        char saved[512];
+        char saved[XO_ERROR_MAX];
         snprintf(saved, sizeof saved, "%s", xo_last_error());
         context_free(ctx);
         xo__error(st, "%s", saved);
         return st;
     }
     atomic_store(&ctx->forced, forced);
-    /* Fault injection goes through the checks of the full path; so do contexts with more
-     * devices than a cache entry holds. */
+    /* Fault injection goes through the checks of the full path. */
     ctx->fast_dispatch = ctx->nfaults == 0;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
-        ctx->host_blas = ctx->dev[0].plugin->host_blas;
+        ctx->host_blas = xo__cpu_host_blas();
     xo__clear_error();
     *out = ctx;
     return XO_OK;
 }
 
+xo_status xo_context_create(xo_context **out) { return create(out, 0); }
+
+xo_status xo__context_create_private(xo_context **out) { return create(out, 1); }
+
 void xo_context_destroy(xo_context *ctx)
 {
-    if (ctx)
-        context_free(ctx);
+    if (!ctx)
+        return;
+    if (ctx->summary) {
+        xo_finish(ctx);
+        xo__dispatch_flush_thread(ctx);
+        xo__summary_print(ctx);
+    }
+    context_free(ctx);
 }
 
 int xo_device_count(const xo_context *ctx) { return ctx ? ctx->ndev : 0; }
@@ -189,7 +219,9 @@ xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *
     if (device < 0 || device >= ctx->ndev)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_device_get_info: device = %d is not in [0, %d)", device,
                          ctx->ndev);
+    pthread_mutex_lock((pthread_mutex_t *)&ctx->profile_lock); /* background calibration publishes */
     *out = ctx->dev[device].info;
+    pthread_mutex_unlock((pthread_mutex_t *)&ctx->profile_lock);
     return XO_OK;
 }
 
@@ -238,6 +270,9 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
 {
     if (!spec)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+    if (strnlen(spec, XO_SPEC_MAX + 1) > XO_SPEC_MAX)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: %s \"%.40s...\" is longer than %d characters, which no "
+                         "device spec is", fn, what, spec, XO_SPEC_MAX);
     if (strcasecmp(spec, "auto") == 0) {
         if (!allow_auto)
             return xo__error(XO_ERR_INVALID_ARGUMENT,
@@ -248,7 +283,9 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
     }
     const char *colon = strchr(spec, ':');
     size_t plen = colon ? (size_t)(colon - spec) : strlen(spec);
-    int pi = xo__word_index(xo__plugin_names, spec, plen);
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
+    int pi = xo__word_index(names, spec, plen);
     const char *rest = colon ? colon + 1 : NULL;
     if (pi < 0 || (rest && !text_ok(rest)))
         return xo__error(XO_ERR_INVALID_ARGUMENT,
@@ -259,14 +296,14 @@ xo_status xo__spec_resolve(const xo_context *ctx, const char *fn, const char *wh
     for (const char *c = rest; c && *c; c++)
         all_digits &= *c >= '0' && *c <= '9';
     /* The CPU is named by index only (cpu, cpu:0); TEXT forms are for opencl and cuda. */
-    if (rest && !all_digits && strcmp(xo__plugin_names[pi], "cpu") == 0)
+    if (rest && !all_digits && strcmp(names[pi], "cpu") == 0)
         return xo__error(XO_ERR_INVALID_ARGUMENT,
                          "%s: %s \"%s\" is malformed; the CPU is named cpu or cpu:0", fn, what, spec);
     long want = all_digits ? (strlen(rest) > 6 ? 999999 : strtol(rest, NULL, 10)) : 0;
     int ordinal = 0;
     for (int d = 0; d < ctx->ndev; d++) {
         const xo_device_info *in = &ctx->dev[d].info;
-        if (strcasecmp(in->plugin, xo__plugin_names[pi]) != 0)
+        if (strcasecmp(in->plugin, names[pi]) != 0)
             continue;
         int match = !rest || (all_digits ? ordinal == want
                                          : (strcasestr(in->name, rest) || strcasestr(in->vendor, rest)));

@@ -4,14 +4,22 @@
  * than OUTLIER x away from the median is dropped. When ratios more than SHIFT x away
  * keep coming (REGIME in a row on the same side), the device really changed (or the
  * model was wrong): the ring restarts from them, so the factor follows within REGIME
- * records instead of waiting for half the ring to turn over. */
+ * records instead of waiting for half the ring to turn over.
+ *
+ * A factor learned on a device that no longer runs the op would never be measured
+ * again (one bad timing would misplace the op for good), so a factor decays toward 1
+ * (the profile) while it is consulted without new measurements: every DECAY_EVERY
+ * look-ups it moves halfway there on a log scale (64 -> 8 -> 2.8 -> ...), and the ring
+ * restarts from the decayed value. The op then returns to that device once it looks
+ * cheap again, is measured there, and either stays or re-learns the factor: a bounded
+ * exploration whose cost is one run per decay step. */
 #include "xo_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NCLASS 48
+#define NCLASS XO_SIZE_CLASSES
 #define RING 8
 #define MIN_SAMPLES 2      /* the factor stays 1 until then */
 #define OUTLIER_AFTER 4    /* outlier rejection starts with this many samples */
@@ -20,12 +28,15 @@
 #define REGIME 3           /* consecutive same-side shifts that restart the ring */
 #define FACTOR_MIN (1.0 / 64.0)
 #define FACTOR_MAX 64.0
+#define DECAY_EVERY 64     /* look-ups without a new measurement per decay step: with a
+                            * re-evaluation every 16 calls, one exploring run per ~1000 calls */
 
 typedef struct ratio_ring {
     double r[RING];
     double rejected[REGIME];
     unsigned char n, head, nrejected;
     signed char rejected_side;
+    unsigned short idle; /* look-ups since the last measurement */
     double factor; /* cached median, 1 until MIN_SAMPLES */
 } ratio_ring;
 
@@ -148,6 +159,45 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
     if (!r)
         return 1.0;
     pthread_mutex_lock(&c->lock);
+    if (r->factor != 1.0 && ++r->idle >= DECAY_EVERY) {
+        double f = sqrt(r->factor);
+        if (fabs(log(f)) < 0.01)
+            f = 1.0;
+        r->n = 0;
+        r->head = 0;
+        r->nrejected = 0;
+        r->rejected_side = 0;
+        r->idle = 0;
+        if (f != 1.0) {
+            push(r, f);
+            push(r, f);
+        }
+        refresh(r);
+    }
+    double f = r->factor;
+    pthread_mutex_unlock(&c->lock);
+    return f;
+}
+
+void xo__correction_reset_device(xo__correction *c, int dev)
+{
+    if (!c || dev < 0 || dev >= c->ndev)
+        return;
+    size_t per = (size_t)XO_OP_KIND_COUNT * 2 * NCLASS;
+    pthread_mutex_lock(&c->lock);
+    ratio_ring *r = &c->cells[(size_t)dev * per];
+    memset(r, 0, per * sizeof *r);
+    for (size_t i = 0; i < per; i++)
+        r[i].factor = 1.0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls)
+{
+    ratio_ring *r = cell(c, dev, kind, dtype, cls);
+    if (!r)
+        return 1.0;
+    pthread_mutex_lock(&c->lock);
     double f = r->factor;
     pthread_mutex_unlock(&c->lock);
     return f;
@@ -164,6 +214,7 @@ void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype
     if (ratio < FACTOR_MIN / 4.0)
         ratio = FACTOR_MIN / 4.0;
     pthread_mutex_lock(&c->lock);
+    r->idle = 0;
     if (r->n >= OUTLIER_AFTER) {
         double m = median(r->r, r->n);
         int side = ratio > m * SHIFT ? 1 : (ratio < m / SHIFT ? -1 : 0);

@@ -42,7 +42,11 @@ xo_status xo__describe_op(const char *op, int ndims, const size_t *dims, int res
     xo__op_cost c;
     xo__op_cost_init(&c, (xo_op_kind)kind, dtype, m, n, k);
     double es = dtype == XO_F64 ? 8.0 : 4.0;
+    /* An output the op overwrites whole needs no copy where it runs (as in dispatch);
+     * gemm and gemv are taken with beta != 0, so C and y are read. */
     for (int i = 0; i < xo__ops[kind].nargs; i++) {
+        if (i == xo__ops[kind].out && !xo__op_reads_output((xo_op_kind)kind))
+            continue;
         c.operand[c.noperands].bytes = xo__op_operand_elements((xo_op_kind)kind, i, m, n, k) * es;
         c.operand[c.noperands].valid = 1u << resident;
         c.noperands++;

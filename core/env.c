@@ -9,7 +9,46 @@
 #include <strings.h>
 #include <unistd.h>
 
-const char *const xo__plugin_names[] = {"cpu", "opencl", "cuda", NULL};
+/* Names always accepted, compiled in or not: a well-formed spec naming one that is absent
+ * here is XO_ERR_NO_DEVICE, not a malformed one. */
+static const char *const known_plugins[] = {"cpu", "opencl", "cuda"};
+#define NKNOWN ((int)(sizeof known_plugins / sizeof known_plugins[0]))
+
+static void add_name(const char **out, int *n, const char *name)
+{
+    if (!name || *n >= XO_MAX_PLUGIN_NAMES || xo__word_index(out, name, strlen(name)) >= 0)
+        return;
+    out[(*n)++] = name;
+    out[*n] = NULL;
+}
+
+int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1])
+{
+    int n = 0;
+    out[0] = NULL;
+    for (int i = 0; i < NKNOWN; i++)
+        add_name(out, &n, known_plugins[i]);
+    for (int r = 0; xo__plugin_registry[r]; r++) {
+        const xo_plugin *pl = xo__plugin_registry[r]();
+        add_name(out, &n, pl ? pl->name : NULL);
+    }
+    const xo_plugin *extra = xo__test_plugin ? xo__test_plugin() : NULL;
+    add_name(out, &n, extra ? extra->name : NULL);
+    return n;
+}
+
+/* "cpu, opencl, cuda" */
+static void names_text(const char *const *names, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; names[i] && used < cap; i++) {
+        int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
 static const char *const fault_sites[] = {"alloc", "upload", "download", "launch", "compile", NULL};
 static const char *const log_names[] = {"off", "error", "warn", "info", "decisions", "debug", NULL};
 static const char *const calibrate_names[] = {"auto", "force", "off", NULL};
@@ -42,17 +81,22 @@ static int parse_positive(const char *s, size_t len, long max, long *out)
 
 static xo_status parse_plugins(const char *v, unsigned *mask)
 {
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
     *mask = 0;
     const char *p = v;
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int i = xo__word_index(xo__plugin_names, p, len);
-        if (i < 0)
+        int i = xo__word_index(names, p, len);
+        if (i < 0) {
+            char allowed[256];
+            names_text(names, allowed, sizeof allowed);
             return xo__error(XO_ERR_INVALID_ARGUMENT,
                              "xo_context_create: XO_PLUGINS=\"%s\": \"%.*s\" is not a plugin; "
-                             "allowed: a comma list of cpu, opencl, cuda",
-                             v, (int)len, p);
+                             "allowed: a comma list of %s",
+                             v, (int)len, p, allowed);
+        }
         *mask |= 1u << i;
         if (!comma)
             break;
@@ -63,6 +107,8 @@ static xo_status parse_plugins(const char *v, unsigned *mask)
 
 static xo_status parse_faults(const char *v, xo__env *env)
 {
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
     const char *p = v;
     for (;;) {
         const char *comma = strchr(p, ',');
@@ -70,21 +116,24 @@ static xo_status parse_faults(const char *v, xo__env *env)
         const char *dot = memchr(p, '.', len);
         const char *at = memchr(p, '@', len);
         long nth = 0;
-        int plugin = dot ? xo__word_index(xo__plugin_names, p, (size_t)(dot - p)) : -1;
+        int plugin = dot ? xo__word_index(names, p, (size_t)(dot - p)) : -1;
         int site = (dot && at && at > dot) ? xo__word_index(fault_sites, dot + 1, (size_t)(at - dot - 1)) : -1;
         int count_ok = 0;
         if (at) {
             size_t nlen = len - (size_t)(at + 1 - p);
             count_ok = (nlen == 1 && at[1] == '*') || parse_positive(at + 1, nlen, 999999999L, &nth);
         }
-        if (plugin < 0 || site < 0 || !count_ok || env->nfaults >= XO_MAX_FAULTS)
+        if (plugin < 0 || site < 0 || !count_ok || env->nfaults >= XO_MAX_FAULTS) {
+            char allowed[256];
+            names_text(names, allowed, sizeof allowed);
             return xo__error(XO_ERR_INVALID_ARGUMENT,
                              "xo_context_create: XO_FAULTS=\"%s\": bad entry \"%.*s\"; allowed: a comma "
-                             "list (at most %d) of PLUGIN.SITE@N, PLUGIN one of cpu, opencl, cuda, SITE one "
+                             "list (at most %d) of PLUGIN.SITE@N, PLUGIN one of %s, SITE one "
                              "of alloc, upload, download, launch, compile, N a positive count or *",
-                             v, (int)len, p, XO_MAX_FAULTS);
+                             v, (int)len, p, XO_MAX_FAULTS, allowed);
+        }
         xo__fault *f = &env->faults[env->nfaults++];
-        snprintf(f->plugin, sizeof f->plugin, "%s", xo__plugin_names[plugin]);
+        snprintf(f->plugin, sizeof f->plugin, "%s", names[plugin]);
         snprintf(f->site, sizeof f->site, "%s", fault_sites[site]);
         f->nth = nth;
         if (!comma)
@@ -105,16 +154,31 @@ static xo_status parse_choice(const char *var, const char *v, const char *const 
     return XO_OK;
 }
 
-static void default_cache_dir(char *out, size_t cap)
+/* Copy the value of `var` (with `suffix`) into out[cap] whole, or refuse it. */
+static xo_status copy_whole(const char *var, const char *v, const char *suffix, char *out, size_t cap)
 {
+    size_t n = strlen(v) + strlen(suffix);
+    if (n >= cap)
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "xo_context_create: %s=\"%.40s...\" is %zu bytes long; at most %zu are allowed", var, v,
+                         strlen(v), cap - 1 - strlen(suffix));
+    snprintf(out, cap, "%s%s", v, suffix);
+    return XO_OK;
+}
+
+static xo_status cache_dir(xo__env *env)
+{
+    const char *v = getenv("XO_CACHE_DIR");
+    if (v && v[0])
+        return copy_whole("XO_CACHE_DIR", v, "", env->cache_dir, sizeof env->cache_dir);
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     if (xdg && xdg[0])
-        snprintf(out, cap, "%s/crossover", xdg);
-    else if (home && home[0])
-        snprintf(out, cap, "%s/.cache/crossover", home);
-    else
-        out[0] = '\0';
+        return copy_whole("XDG_CACHE_HOME", xdg, "/crossover", env->cache_dir, sizeof env->cache_dir);
+    if (home && home[0])
+        return copy_whole("HOME", home, "/.cache/crossover", env->cache_dir, sizeof env->cache_dir);
+    env->cache_dir[0] = '\0';
+    return XO_OK;
 }
 
 xo_status xo__env_read(xo__env *env)
@@ -130,7 +194,13 @@ xo_status xo__env_read(xo__env *env)
     const char *v;
     if ((v = getenv("XO_LOG")) != NULL) {
         int lvl = 0;
-        XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names, "off, error, warn, info, decisions, debug", &lvl));
+        if (strcasecmp(v, "summary") == 0) { /* warnings, and the summary table at the end */
+            lvl = XO_LOG_WARN;
+            env->summary = 1;
+        } else {
+            XO_RETURN_IF_ERROR(parse_choice("XO_LOG", v, log_names,
+                                            "off, error, warn, info, summary, decisions, debug", &lvl));
+        }
         env->log_level = lvl;
     }
     if ((v = getenv("XO_PLUGINS")) != NULL)
@@ -153,12 +223,8 @@ xo_status xo__env_read(xo__env *env)
         XO_RETURN_IF_ERROR(parse_choice("XO_ZERO_COPY", v, zero_copy_names, "on, off", &env->zero_copy));
     if ((v = getenv("XO_FAULTS")) != NULL)
         XO_RETURN_IF_ERROR(parse_faults(v, env));
-    if ((v = getenv("XO_CACHE_DIR")) != NULL && v[0])
-        snprintf(env->cache_dir, sizeof env->cache_dir, "%s", v);
-    else
-        default_cache_dir(env->cache_dir, sizeof env->cache_dir);
+    XO_RETURN_IF_ERROR(cache_dir(env));
     v = getenv("XO_DEVICE");
-    snprintf(env->device, sizeof env->device, "%s", v ? v : "auto");
     env->device_set = v != NULL;
-    return XO_OK;
+    return copy_whole("XO_DEVICE", v ? v : "auto", "", env->device, sizeof env->device);
 }

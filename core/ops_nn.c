@@ -34,19 +34,7 @@ static XO_INLINE xo_status copy(const char *fn, xo_dtype dt, xo_context *ctx, si
 static XO_INLINE xo_status fill(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double value, xo_buffer *x,
                                 size_t x_off, size_t incx)
 {
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_FILL, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
-    if (n == 0)
-        return XO_OK;
-    op.desc.n = n;
-    op.desc.inc[0] = xo__tidy_inc(n, incx);
-    op.desc.alpha = value;
-    op.reads = 0u;
-    op.writes = 1u;
-    op.desc.narg = 1;
-    return xo__dispatch(&op);
+    return xo__vector_in_place(fn, dt, ctx, XO_OP_FILL, n, value, x, x_off, incx, 0);
 }
 
 /* y = alpha x + beta y; y is not read when beta == 0. */

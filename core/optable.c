@@ -14,41 +14,45 @@
  *   elements = E(mk, kn, mn, m, n, one): elements streamed through memory
  *   cube     = 1: characteristic size cbrt(MNK) (gemm-like), else MN
  *   operands = each operand's elements as `xo explain` sizes them (XO_E_*)
- *   dims     = what `xo explain` takes: 3 "M N K", 2 "M N" (rows cols), 1 "N" */
+ *   dims     = what `xo explain` takes: 3 "M N K", 2 "M N" (rows cols), 1 "N"
+ *   rmw      = 1: the op reads its output's prior contents (axpy's y; gemm's C, gemv's y
+ *              when beta != 0, which is what `xo explain` assumes), so the output must be
+ *              current where it runs; 0: it overwrites it (unary's y) */
 #define F(mnk, mn, n) {mnk, mn, n}
 #define E(mk, kn, mn, m, n, one) {mk, kn, mn, m, n, one}
 enum { E_MK, E_KN, E_MN, E_M, E_N, E_ONE };
 #define OPS(...) {__VA_ARGS__}
 
-/*                        flops           elements                cube dims text       operands  */
-#define XO_WORK_GEMM          F(2, 0, 0),   E(1, 1, 2, 0, 0, 0),  1, 3, "M N K",     OPS(E_MK, E_KN, E_MN)
-#define XO_WORK_GEMV          F(0, 2, 0),   E(0, 0, 1, 2, 1, 0),  0, 2, "M N",       OPS(E_MN, E_N, E_M)
-#define XO_WORK_AXPY          F(0, 0, 2),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         OPS(E_N, E_N)
-#define XO_WORK_SCAL          F(0, 0, 1),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         OPS(E_N)
-#define XO_WORK_DOT           F(0, 0, 2),   E(0, 0, 0, 0, 2, 1),  0, 1, "N",         OPS(E_N, E_N, E_ONE)
-#define XO_WORK_NRM2          F(0, 0, 2),   E(0, 0, 0, 0, 1, 1),  0, 1, "N",         OPS(E_N, E_ONE)
+/*                        flops           elements                cube dims text       rmw operands  */
+#define XO_WORK_GEMM          F(2, 0, 0),   E(1, 1, 2, 0, 0, 0),  1, 3, "M N K",     1, OPS(E_MK, E_KN, E_MN)
+#define XO_WORK_GEMV          F(0, 2, 0),   E(0, 0, 1, 2, 1, 0),  0, 2, "M N",       1, OPS(E_MN, E_N, E_M)
+#define XO_WORK_AXPY          F(0, 0, 2),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         1, OPS(E_N, E_N)
+#define XO_WORK_SCAL          F(0, 0, 1),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         1, OPS(E_N)
+#define XO_WORK_DOT           F(0, 0, 2),   E(0, 0, 0, 0, 2, 1),  0, 1, "N",         0, OPS(E_N, E_N, E_ONE)
+#define XO_WORK_NRM2          F(0, 0, 2),   E(0, 0, 0, 0, 1, 1),  0, 1, "N",         0, OPS(E_N, E_ONE)
 /* unary: arithmetic per element averaged over the sub-ops (relu 1, tanh/exp ~10-20) */
-#define XO_WORK_UNARY         F(0, 0, 4),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         OPS(E_N, E_N)
-#define XO_WORK_BINARY        F(0, 0, 1),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         OPS(E_N, E_N, E_N)
-#define XO_WORK_BIAS          F(0, 1, 0),   E(0, 0, 2, 0, 1, 0),  0, 2, "ROWS COLS", OPS(E_MN, E_N)
-#define XO_WORK_REDUCE        F(0, 0, 1),   E(0, 0, 0, 0, 1, 1),  0, 1, "N",         OPS(E_N, E_ONE)
-#define XO_WORK_COPY          F(0, 0, 0),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         OPS(E_N, E_N)
-#define XO_WORK_FILL          F(0, 0, 0),   E(0, 0, 0, 0, 1, 0),  0, 1, "N",         OPS(E_N)
-#define XO_WORK_AXPBY         F(0, 0, 3),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         OPS(E_N, E_N)
-#define XO_WORK_GER           F(0, 2, 0),   E(0, 0, 2, 1, 1, 0),  0, 2, "M N",       OPS(E_M, E_N, E_MN)
-#define XO_WORK_BINARY_SCALAR F(0, 0, 1),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         OPS(E_N, E_N)
-#define XO_WORK_SCALE_BY      F(0, 0, 1),   E(0, 0, 0, 0, 2, 1),  0, 1, "N",         OPS(E_ONE, E_N)
+#define XO_WORK_UNARY         F(0, 0, 4),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         0, OPS(E_N, E_N)
+#define XO_WORK_BINARY        F(0, 0, 1),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         0, OPS(E_N, E_N, E_N)
+#define XO_WORK_BIAS          F(0, 1, 0),   E(0, 0, 2, 0, 1, 0),  0, 2, "ROWS COLS", 1, OPS(E_MN, E_N)
+#define XO_WORK_REDUCE        F(0, 0, 1),   E(0, 0, 0, 0, 1, 1),  0, 1, "N",         0, OPS(E_N, E_ONE)
+#define XO_WORK_COPY          F(0, 0, 0),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         0, OPS(E_N, E_N)
+#define XO_WORK_FILL          F(0, 0, 0),   E(0, 0, 0, 0, 1, 0),  0, 1, "N",         0, OPS(E_N)
+#define XO_WORK_AXPBY         F(0, 0, 3),   E(0, 0, 0, 0, 3, 0),  0, 1, "N",         1, OPS(E_N, E_N)
+#define XO_WORK_GER           F(0, 2, 0),   E(0, 0, 2, 1, 1, 0),  0, 2, "M N",       1, OPS(E_M, E_N, E_MN)
+#define XO_WORK_BINARY_SCALAR F(0, 0, 1),   E(0, 0, 0, 0, 2, 0),  0, 1, "N",         0, OPS(E_N, E_N)
+#define XO_WORK_SCALE_BY      F(0, 0, 1),   E(0, 0, 0, 0, 2, 1),  0, 1, "N",         1, OPS(E_ONE, E_N)
 /* softmax: max, exp, sum, scale per element */
-#define XO_WORK_SOFTMAX       F(0, 12, 0),  E(0, 0, 2, 0, 0, 0),  0, 2, "ROWS COLS", OPS(E_MN, E_MN)
-#define XO_WORK_REDUCE_AXIS   F(0, 1, 0),   E(0, 0, 1, 0, 1, 0),  0, 2, "ROWS COLS", OPS(E_MN, E_N)
+#define XO_WORK_SOFTMAX       F(0, 12, 0),  E(0, 0, 2, 0, 0, 0),  0, 2, "ROWS COLS", 0, OPS(E_MN, E_MN)
+#define XO_WORK_REDUCE_AXIS   F(0, 1, 0),   E(0, 0, 1, 0, 1, 0),  0, 2, "ROWS COLS", 0, OPS(E_MN, E_N)
 /* gemm, then bias and activation on C while it is in cache */
-#define XO_WORK_GEMM_BIAS_ACT F(2, 5, 0),   E(1, 1, 2, 0, 1, 0),  1, 3, "M N K",     OPS(E_MK, E_KN, E_MN, E_N)
+#define XO_WORK_GEMM_BIAS_ACT F(2, 5, 0),   E(1, 1, 2, 0, 1, 0),  1, 3, "M N K",     1, OPS(E_MK, E_KN, E_MN, E_N)
 
 typedef struct work_row {
     double flops[3];
     double elements[6];
     int cube, ndims;
     const char *dims;
+    int rmw;
     int operands[XO_MAX_ARGS];
 } work_row;
 
@@ -109,6 +113,8 @@ double xo__op_operand_elements(xo_op_kind kind, int i, size_t m, size_t n, size_
     default: return 1.0;
     }
 }
+
+int xo__op_reads_output(xo_op_kind kind) { return (unsigned)kind < XO_OP_KIND_COUNT && work[kind].rmw; }
 
 void xo__op_shape_text(const xo_op_desc *d, char *out, size_t cap)
 {

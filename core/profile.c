@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #define PROFILE_HEADER "# crossover device profile v1"
+#define PROFILE_MAX_BYTES ((off_t)1 << 20) /* a written profile is about 1.5 KB */
 
 
 static const char *const kind_names[] = {[XO_DEVICE_CPU] = "cpu", [XO_DEVICE_GPU] = "gpu",
@@ -256,7 +258,7 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         snprintf(why, whycap, "kind = \"%s\": allowed cpu, gpu, accelerator", val);
         return 0;
     }
-    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0) {
+    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0 || strcmp(key, "provisional") == 0) {
         int f;
         if (!parse_flag(val, &f)) {
             snprintf(why, whycap, "%s = \"%s\": allowed 0 or 1", key, val);
@@ -264,8 +266,18 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         }
         if (key[0] == 'h')
             p->info.host_unified = f;
-        else
+        else if (key[0] == 'f')
             p->info.fp64 = f;
+        else
+            p->provisional = f;
+        return 1;
+    }
+    if (strcmp(key, "spread") == 0) {
+        if (!parse_number(val, &d)) {
+            snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", key, val);
+            return 0;
+        }
+        p->spread = d;
         return 1;
     }
     int is_double = 0;
@@ -322,13 +334,49 @@ static void complete_profile(xo__profile *p, const unsigned curve_seen[2], int s
         p->stream_gbps[XO_F64] = p->stream_gbps[XO_F32];
 }
 
+const char *xo__file_kind(unsigned mode)
+{
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : S_ISLNK(mode) ? "a symbolic link"
+                         : "a special file";
+}
+
+/* Open a profile without blocking (a FIFO or a device in its place must not hang the
+ * caller) and accept only a regular file of a sane size. */
+static xo_status open_profile(const char *path, FILE **out)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0) {
+        int e = errno;
+        if (e != ENOENT && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* e.g. a socket: ENXIO */
+            return xo__error(XO_ERR_IO, "xo__profile_read: \"%s\" is %s, not a regular file", path,
+                             xo__file_kind(sb.st_mode));
+        return xo__error(XO_ERR_IO, "xo__profile_read: cannot open \"%s\": %s", path, strerror(e));
+    }
+    xo_status st = XO_OK;
+    if (fstat(fd, &sb) != 0)
+        st = xo__error(XO_ERR_IO, "xo__profile_read: cannot stat \"%s\": %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = xo__error(XO_ERR_IO, "xo__profile_read: \"%s\" is %s, not a regular file", path,
+                       xo__file_kind(sb.st_mode));
+    else if (sb.st_size > PROFILE_MAX_BYTES)
+        st = xo__error(XO_ERR_IO, "xo__profile_read: \"%s\" is damaged: %lld bytes, a profile has at most %lld",
+                       path, (long long)sb.st_size, (long long)PROFILE_MAX_BYTES);
+    else if (!(*out = fdopen(fd, "rb")))
+        st = xo__error(XO_ERR_IO, "xo__profile_read: cannot read \"%s\": %s", path, strerror(errno));
+    if (st != XO_OK)
+        close(fd);
+    return st;
+}
+
 xo_status xo__profile_read(const char *path, xo__profile *out)
 {
     if (!path || !out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__profile_read: %s is NULL", path ? "out" : "path");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return xo__error(XO_ERR_IO, "xo__profile_read: cannot open \"%s\": %s", path, strerror(errno));
+    FILE *f;
+    XO_RETURN_IF_ERROR(open_profile(path, &f));
     xo__profile p;
     memset(&p, 0, sizeof p);
     char line[512], why[256] = "";
@@ -420,7 +468,7 @@ xo_status xo__profile_read(const char *path, xo__profile *out)
 /* mkdir -p of the directory part of `path`. */
 static int make_parent_dirs(const char *path)
 {
-    char dir[1100];
+    char dir[XO_PATH_MAX];
     if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
         return -1;
     char *slash = strrchr(dir, '/');
@@ -457,7 +505,7 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
         return xo__error(XO_ERR_IO, "xo__profile_write: cannot create the directory of \"%s\": %s", path,
                          strerror(errno));
     static _Atomic unsigned serial;
-    char tmp[1200];
+    char tmp[XO_PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1u)) >=
         (int)sizeof tmp)
         return xo__error(XO_ERR_IO, "xo__profile_write: path \"%s\" is too long", path);
@@ -486,6 +534,9 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         if (p->op_launch_us[k] > 0.0)
             fprintf(f, "launch_us_%s = %.6g\n", xo__ops[k].name, p->op_launch_us[k]);
+    fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
+    fprintf(f, "spread = %.3g\n", p->spread);
+    fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);
     /* last: a file cut short at a line boundary then no longer matches any device */
     put_string(f, "library_version", p->library_version);
     int bad = ferror(f);

@@ -17,7 +17,7 @@ const char *xo_status_string(xo_status s)
     return "XO_UNKNOWN_STATUS";
 }
 
-static _Thread_local char xo__last_error_text[512];
+static _Thread_local char xo__last_error_text[XO_ERROR_MAX];
 
 const char *xo_last_error(void) { return xo__last_error_text; }
 
@@ -40,7 +40,7 @@ void xo__log(xo_log_level level, const char *fmt, ...)
     if (level == XO_LOG_OFF || (int)level > atomic_load_explicit(&xo__log_level, memory_order_relaxed))
         return;
     static const char *const names[] = {"off", "error", "warn", "info", "decision", "debug"};
-    char line[1024];
+    char line[XO_ERROR_MAX + 1024]; /* messages may quote an error detail */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

@@ -12,11 +12,12 @@
 
 #include "xo_internal.h"
 
-#define XO_CACHE_WAYS 2
-#define XO_CACHE_SETS_LOG2 7 /* 128 sets of 2: 256 decisions per thread */
+#define XO_CACHE_WAYS 4
+#define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
 #define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
 #define XO_KEY_WORDS 6
 #define XO_LEARN_CALLS 8     /* an entry's first uses re-evaluate and feed the correction */
+#define XO_WARMUP_CALLS 1    /* ... except the very first, a warm-up */
 #define XO_REFRESH 16        /* then 1 call in XO_REFRESH (powers of two: the check is a mask) */
 #define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
 #define XO_REFRESH_NANO 1024 /* ... or 1 in XO_REFRESH_NANO under 1 us (a re-evaluation costs
@@ -46,6 +47,7 @@ typedef struct xo__cache_cold {
     int best;              /* cost-based choice before forcing */
     int failed;            /* a device that would have been cheaper but failed here, or -1 */
     int cls;               /* size class of the correction */
+    uint32_t counted;      /* uses counted by XO_LOG=summary */
     xo_estimate est[XO_MAX_DEVICES];
 } xo__cache_cold;
 
@@ -95,13 +97,13 @@ static inline unsigned xo__op_needs(const xo__op *op)
  * Operand i's part: its need bit, residency and size (each operand's size key rotated by
  * its position; no multiply on the way). */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
-static inline void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes, int i, const xo_buffer *b,
-                                   unsigned need)
+static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes,
+                                                                   int i, const xo_buffer *b, unsigned need)
 {
     _Static_assert(XO_MAX_DEVICES <= 16 && XO_MAX_ARGS <= 4, "residency: 16 bits per operand");
     if (b) {
         *k0 |= (uint64_t)(need & 1u) << (24 + i);
-        *res |= (uint64_t)b->valid << (16 * i);
+        *res |= (uint64_t)xo__valid(b) << (16 * i);
     }
     *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }
@@ -128,7 +130,7 @@ static inline void xo__op_key(const xo__op *op, uint64_t key[XO_KEY_WORDS])
     key[5] = res;
 }
 
-/* Two-way sets indexed by a hash of the whole key, so every distinct op, shape, set of
+/* Four-way sets indexed by a hash of the whole key, so every distinct op, shape, set of
  * buffer sizes and residency has its own place whatever else the program runs. Returns
  * the entry that hit, or on a miss the one to replace (*hit = 0; the caller picks by the
  * cold part's stamps: xo__cache_victim). */
@@ -149,6 +151,20 @@ static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo_
     return e;
 }
 
+/* Operand i must be current where the op runs (op->need from xo__op_needs). */
+static inline int xo__needs_current(const xo__op *op, int i) { return (op->need >> i) & 1u; }
+
+/* ---- run.c: make operands current, run, record ------------------------------------ */
+
+/* Run `op` on device d and record it. raw_compute_us > 0 feeds the online correction;
+ * known_us >= 0 is the corrected predicted run time (busy time of untimed tiny ops). */
+xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us);
+/* The op failed on `failed`: complete it elsewhere (the CPU, or for a failed CPU the
+ * cheapest other eligible device in dec), every operand's current copy intact. */
+xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out_dev);
+/* An op of `us` was queued on asynchronous device d: its queue ends that much later. */
+void xo__queue_add(xo_context *ctx, int d, double us);
+
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
 xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));
 /* The fast path's CPU run failed: complete the op elsewhere (cold). */
@@ -162,6 +178,27 @@ static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_ent
 {
     unsigned mode = (unsigned)(forced + 1); /* 0: auto, 1: the CPU forced, else another device */
     return hit && e->uses < e->fast_until && mode < 2 && e->fast[mode];
+}
+
+/* Count one completed op on device d and its busy time: on this thread's own stat slot
+ * when it has one (plain stores, no locked instruction), else the device's atomics. The
+ * one place the fast paths and run.c count ops. */
+static inline __attribute__((always_inline)) void xo__count_op(xo_context *ctx, int stat_slot, int d,
+                                                               uint64_t busy_ns)
+{
+    if (stat_slot >= 0) {
+        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
+        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&s->busy_ns[d],
+                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
 }
 
 /* When an op run for cache entry `e` starts. A tiny op is not timed (0): timing it would
@@ -182,26 +219,14 @@ static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ct
     uint64_t busy_ns = e->cpu_known_ns;
     if (!busy_ns)
         atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
-    out->valid = 1u;
+    xo__buffer_mark_written(out, 0);
     e->uses++;
     s->fn = fn;
     s->lazy = e;
     s->d.forced = forced == 0;
     s->d.ndevices = ctx->ndev;
     s->d.device = 0;
-    if (s->stat_slot >= 0) {
-        xo__stat_slot *ss = &ctx->stat_slots[s->stat_slot];
-        atomic_store_explicit(&ss->ops[0], atomic_load_explicit(&ss->ops[0], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&ss->busy_ns[0],
-                                  atomic_load_explicit(&ss->busy_ns[0], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&cpu->stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&cpu->stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
+    xo__count_op(ctx, s->stat_slot, 0, busy_ns);
 }
 
 /* Run `desc` on the CPU for cache entry `e` and record it. 0 if the plugin failed
@@ -252,7 +277,7 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
     if (!xo__fast_ok(e, hit, forced))
         return xo__dispatch_slow(op);
     for (int i = 0; i < narg; i++)
-        if ((writes >> i & 1u) && buf[i]->inflight) /* zero-copy devices may still read it */
+        if ((writes >> i & 1u) && xo__inflight(buf[i])) /* zero-copy devices may still read it */
             return xo__dispatch_slow(op);
 
     /* The CPU, with every operand it needs current on the host. */
@@ -285,7 +310,7 @@ static inline __attribute__((always_inline)) int xo__express_find(xo_context *ct
 {
     xo__thread *t = &xo__tl;
     xo__decision_slot *s = xo__fast_slot(ctx);
-    if (!s || out->inflight) /* zero-copy devices may still read the output */
+    if (!s || xo__inflight(out)) /* zero-copy devices may still read the output */
         return 0;
     const uint64_t key[XO_KEY_WORDS] = {k0, m, n, k, sizes, res};
     int hit;

@@ -4,19 +4,24 @@
 #include "xo_internal.h"
 
 typedef struct xo__env {
-    unsigned plugin_mask; /* bit i: xo__plugin_names[i] allowed */
+    unsigned plugin_mask; /* bit i: name i of xo__plugin_names allowed */
     int log_level;
+    int summary; /* XO_LOG=summary */
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
-    char cache_dir[1024];
-    char device[256];
+    char cache_dir[XO_CACHE_DIR_MAX + 1];
+    char device[XO_SPEC_MAX + 1];
     int device_set;
 } xo__env;
 
-extern const char *const xo__plugin_names[]; /* cpu, opencl, cuda, NULL */
+/* The plugin names specs, XO_PLUGINS and XO_FAULTS accept, NULL-terminated: cpu, opencl,
+ * cuda (valid whether compiled in or not), then any other name of the registry and of
+ * xo__test_plugin. Returns how many. */
+#define XO_MAX_PLUGIN_NAMES 16
+int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1]);
 /* Index of the word equal (case-insensitively) to [s, s+len), or -1. */
 int xo__word_index(const char *const *words, const char *s, size_t len);
 /* Read and validate every XO_* variable; the failure names the variable. */

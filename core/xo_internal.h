@@ -4,12 +4,20 @@
 
 #include <crossover.h>
 #include <crossover/plugin.h>
+#include "xo_host_blas.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 
 /* ---- status, errors, logging (status.c) ----------------------------------- */
+
+/* Lengths of user strings and what is made of them. Longer values are refused with
+ * XO_ERR_INVALID_ARGUMENT naming their source, never cut. */
+#define XO_PATH_MAX 4096      /* a file path (Linux PATH_MAX) */
+#define XO_CACHE_DIR_MAX 2048 /* XO_CACHE_DIR: room left for the names of its entries */
+#define XO_SPEC_MAX 1024      /* a device spec (XO_DEVICE, xo_set_device, xo_device_find) */
+#define XO_ERROR_MAX 4096     /* xo_last_error text: the longest spec or path fits whole */
 
 /* Set this thread's xo_last_error detail and return `s`. */
 xo_status xo__error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -45,17 +53,23 @@ typedef struct xo__profile {
     double stream_gbps[2];                      /* [dtype] elementwise-kernel bandwidth */
     double op_launch_us[XO_OP_KIND_COUNT];      /* per-kind launch floor; 0 = info.launch_us */
     char library_version[32];                   /* XO_VERSION_STRING when written */
+    int provisional;  /* not a trustworthy measurement: defaults standing in until one is made,
+                         or runs that disagreed (a busy machine); measured again later */
+    double spread;    /* worst dispersion of the repeated runs behind it: (q3 - q1) / median */
 } xo__profile;
 
 /* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
 void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out);
 /* Read / write one profile file in the contract's format. Read fails (XO_ERR_IO) on a
- * missing, damaged, truncated file; the caller checks staleness against the device. */
+ * missing, damaged, truncated file, and on anything but a regular file of at most 1 MiB
+ * (never blocking on a FIFO); the caller checks staleness against the device. */
 xo_status xo__profile_read(const char *path, xo__profile *out);
 xo_status xo__profile_write(const char *path, const xo__profile *p);
 /* Profile file name for a device: "<plugin>-<sanitised name>-<hash>.profile" where the
  * hash covers plugin, name, driver and the library version. */
 void xo__profile_filename(const xo_device_info *info, char *out, size_t cap);
+/* What a file of this st_mode that is not a regular one is: "a FIFO", "a directory"... */
+const char *xo__file_kind(unsigned mode);
 /* 1 if `p` was written for this device (plugin, name, driver) by this library version. */
 int xo__profile_matches(const xo__profile *p, const xo_device_info *info);
 
@@ -76,6 +90,9 @@ int xo__op_ndims(xo_op_kind kind);
 const char *xo__op_dims_text(xo_op_kind kind);
 /* Elements of operand i for `xo explain`'s sizing (whole operands, no padding). */
 double xo__op_operand_elements(xo_op_kind kind, int i, size_t m, size_t n, size_t k);
+/* 1 if the op reads its output's prior contents (axpy's y; gemm's C, taken with
+ * beta != 0), 0 if it overwrites it (unary's y). */
+int xo__op_reads_output(xo_op_kind kind);
 /* "256x256x256", "100x3" or "n=1000" for logs. */
 void xo__op_shape_text(const xo_op_desc *d, char *out, size_t cap);
 
@@ -111,6 +128,40 @@ double xo__d2h_us(const xo__profile *p, double bytes);
 /* gemm GFLOP/s at characteristic size n, interpolated on the curve (log-log). */
 double xo__gemm_gflops(const xo__profile *p, xo_dtype dtype, double n);
 
+/* ---- placement (place.c): one pure function for dispatch, xo explain and tests ---- */
+
+enum { XO_SUPPORT_NO = 0, XO_SUPPORT_YES = 1, XO_SUPPORT_FAILED = 2 }; /* FAILED: should, but failed here */
+
+typedef struct xo__place_in {
+    const xo__profile *profiles; /* [ndev] */
+    int ndev;
+    const xo__op_cost *cost;     /* the op, with each operand's residency */
+    const double *correction;    /* [ndev] factors on compute in force, or NULL: none */
+    const int *support;          /* [ndev] XO_SUPPORT_* (device 0, the CPU, runs everything) */
+    int forced;                  /* XO_DEVICE / xo_set_device, or -1: by cost */
+    const double *wait_us;       /* [ndev] until the work queued on each device is done, or NULL */
+} xo__place_in;
+
+typedef struct xo__placement {
+    int best;          /* the cheapest eligible device, staying home on close calls */
+    int failed;        /* a device cheaper than best whose kernels failed here, or -1 */
+    int device;        /* where the op runs (forcing applied) */
+    int forced;        /* 1: placed by forcing */
+    int fallback_from; /* the device this op counts as a fallback of, or -1 */
+    xo_estimate est[XO_MAX_DEVICES];
+    double raw[XO_MAX_DEVICES]; /* compute before correction, per device */
+} xo__placement;
+
+void xo__place(const xo__place_in *in, xo__placement *out);
+/* The forcing step alone, for a decision whose best and failed are cached: returns the
+ * device, sets *out_forced and *out_fallback_from. */
+int xo__place_force(int best, int failed, const xo_estimate *est, int forced, int forced_support, int *out_forced,
+                    int *out_fallback_from);
+
+/* Whether device d runs (kind, dtype): XO_SUPPORT_*; asks the plugin once (which may
+ * build kernels) and remembers. */
+int xo__device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype);
+
 /* ---- online correction (correct.c): a bounded table of robust ratios ----------- */
 
 typedef struct xo__correction xo__correction;
@@ -125,6 +176,22 @@ double xo__correction_factor(xo__correction *c, int dev, xo_op_kind kind, xo_dty
 void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls,
                            double predicted_us, double measured_us);
 void xo__correction_reset(xo__correction *c);
+/* Forget what was learned for one device (its profile was replaced). */
+void xo__correction_reset_device(xo__correction *c, int dev);
+/* The factor in force without counting a look-up (no decay): for reports. */
+double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
+#define XO_SIZE_CLASSES 48
+
+/* ---- XO_LOG=summary (summary.c) -------------------------------------------------- */
+
+typedef struct xo__summary xo__summary;
+xo_status xo__summary_create(xo_context *ctx);
+/* `calls` calls of (kind, dtype, class) on dev, each predicted at predicted_us; measured_us
+ * >= 0 is the measured time of one of them. */
+void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cls, int dev, uint64_t calls,
+                        double predicted_us, double measured_us, int fallback);
+void xo__summary_print(xo_context *ctx);
+void xo__summary_free(xo_context *ctx);
 
 /* ---- context, devices, buffers (context.c, buffer.c) --------------------------- */
 
@@ -152,6 +219,8 @@ typedef struct xo__device {
     _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
+    int measure_later;   /* its profile is a stand-in or untrusted: background calibration measures it */
+    _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__now_us ns); 0: idle */
 } xo__device;
 
 typedef struct xo__fault {
@@ -162,6 +231,12 @@ typedef struct xo__fault {
 } xo__fault;
 
 #define XO_MAX_PLUGINS 8
+
+/* The compiled-in plugins (generated by cmake/XoPlugin.cmake), NULL-terminated. */
+extern const xo_plugin *(*const xo__plugin_registry[])(void);
+/* Tests only: one more plugin, loaded after the registry's by every context created while
+ * it is set (tests/mock_plugin.h). NULL: none. */
+extern const xo_plugin *(*xo__test_plugin)(void);
 #define XO_MAX_FAULTS 16
 
 typedef enum xo__calibrate_mode { XO_CALIBRATE_AUTO, XO_CALIBRATE_FORCE, XO_CALIBRATE_OFF } xo__calibrate_mode;
@@ -180,12 +255,17 @@ struct xo_context {
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;   /* XO_ZERO_COPY: share host memory with host-unified devices */
-    char cache_dir[1024];
+    char cache_dir[XO_CACHE_DIR_MAX + 1];
     int nfaults;
     xo__fault faults[XO_MAX_FAULTS];
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */
     const xo_host_blas *host_blas; /* device 0's host BLAS entries for the express path, or NULL */
     xo__correction *correction;
+    xo__summary *summary;          /* XO_LOG=summary, else NULL */
+    pthread_mutex_t profile_lock;  /* dev[].profile and the figures of dev[].info: background
+                                      calibration replaces them while ops run */
+    struct xo__background *background; /* calibration of provisional profiles (calibrate.c) */
+    _Atomic int *calib_cancel;     /* in a background calibration's private context: stop */
     struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -196,17 +276,36 @@ struct xo_context {
 /* Ticks to microseconds at the rate seen since ctx was created. */
 double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 
+/* Threads (CONTRACT.md): several threads' ops may read a buffer at once; an op that
+ * writes it has it to itself. So readers only ever add copies: they set bits of `valid`
+ * (after the copy is complete, with release order; readers test bits with acquire
+ * loads, a plain load on x86) and of `inflight`, and allocate or fill device copies
+ * under `move_lock`, which makes two readers that bring the buffer to one device move
+ * it once. Only a writer clears bits or replaces `valid`. */
 struct xo_buffer {
     xo_context *ctx;
     size_t bytes;
-    void *host;                           /* XO_HOST_ALIGN-aligned host copy */
-    uint32_t valid;                       /* bit d: copy on device d is current; bit 0 = host */
-    uint32_t shared;                      /* bit d: device d's copy is the host copy (zero-copy) */
-    uint32_t inflight;                    /* bit d: shared device d may have queued ops on it */
+    void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
+    int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
+    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host */
+    _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
+    _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
-    xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies */
+    xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
+    pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
+
+/* Where `b` is current (bit d: device d; bit 0: the host). Acquire: a set bit's copy is
+ * complete for the caller. */
+static inline uint32_t xo__valid(const xo_buffer *b) { return atomic_load_explicit(&b->valid, memory_order_acquire); }
+/* Devices whose copy of `b` is its host copy (zero-copy). */
+static inline uint32_t xo__shared(const xo_buffer *b) { return atomic_load_explicit(&b->shared, memory_order_relaxed); }
+/* Shared devices that may still have queued ops on `b`'s host memory. */
+static inline uint32_t xo__inflight(const xo_buffer *b)
+{
+    return atomic_load_explicit(&b->inflight, memory_order_relaxed);
+}
 
 /* Before anything writes the host copy: wait for queued ops on shared devices that may
  * still read it (zero-copy), except on device `except` (its own queue orders them). */
@@ -215,19 +314,29 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 /* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
 int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
 
+/* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
+ * never freed. `fn` names the public caller in messages. */
+xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
+
 /* Make `b` current on device `dev` (moving it only if stale there; counted in stats).
  * For dev 0 this brings the host copy current. */
 xo_status xo__buffer_make_current(xo_buffer *b, int dev);
 /* Give `b` an allocation on `dev` without moving data (for outputs the op overwrites). */
 xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
-/* After a write on `dev`: that copy is the only current one. */
-void xo__buffer_mark_written(xo_buffer *b, int dev);
+/* After a write on `dev`: that copy is the only current one. The writer has the buffer
+ * to itself; release orders its write before the bit for the threads it hands it to. */
+static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
+{
+    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release);
+}
 
 /* Run one described op on device `dev` (operands given as buffers + element offsets),
  * bypassing placement: used by calibration. Residency is handled as for any op. */
 xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS]);
 
 xo_status xo__dispatch_init(xo_context *ctx);
+/* XO_LOG=summary: count this thread's decision-cache hits on ctx not yet counted. */
+void xo__dispatch_flush_thread(xo_context *ctx);
 void xo__dispatch_free(xo_context *ctx);
 
 /* Force placement to `dev` (-1: auto) without parsing a spec. */
@@ -243,6 +352,21 @@ xo_status xo__calibrate_device(xo_context *ctx, int dev, xo__profile *out,
  * write it (XO_CALIBRATE), or use defaults; fills ctx->dev[d].profile and the figures
  * of ctx->dev[d].info. `force` re-measures everything (xo calibrate --force). */
 xo_status xo__profiles_init(xo_context *ctx, int force, xo__progress_fn progress, void *user);
+/* Replace device dev's profile (and the figures of its info), safely while ops run. */
+void xo__device_set_profile(xo_context *ctx, int dev, const xo__profile *p);
+/* The cached profile's path for device dev; 0 (and "") when there is no cache. */
+int xo__profile_path(const xo_context *ctx, int dev, char *out, size_t cap);
+/* A context of the library's own: nothing measured at creation, nothing forced. */
+xo_status xo__context_create_private(xo_context **out);
+/* Profiles that are provisional at creation (no cached profile for a device other than
+ * the CPU, or one whose runs disagreed) are measured by a background thread in a private
+ * context, then published into ctx and cached. Wait for it (the xo tool does), or stop it
+ * (xo_context_destroy: cancels between two measurement runs). */
+void xo__background_start(xo_context *ctx);
+void xo__background_wait(xo_context *ctx);
+void xo__background_stop(xo_context *ctx);
+/* XO_ERR_DEVICE when the calibration running in ctx is to stop, else XO_OK. */
+xo_status xo__calibration_cancelled(const xo_context *ctx);
 /* Explicitly re-calibrate (for `xo calibrate`): like profiles_init with progress. */
 xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user);
 

@@ -222,4 +222,26 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
 }
 
 #include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
+
+/* One strided vector x that the op writes in place with a scalar (scal: x *= alpha,
+ * reads x; fill: x = alpha, never reads x): checks, description, dispatch. */
+static inline __attribute__((always_inline)) xo_status xo__vector_in_place(const char *fn, xo_dtype dt,
+                                                                           xo_context *ctx, xo_op_kind kind,
+                                                                           size_t n, double alpha, xo_buffer *x,
+                                                                           size_t x_off, size_t incx, int reads)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, kind, dt);
+    XO_RETURN_IF_ERROR(xo__check_ctx(&op));
+    XO_RETURN_IF_ERROR(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    if (n == 0)
+        return XO_OK;
+    op.desc.n = n;
+    op.desc.inc[0] = xo__tidy_inc(n, incx);
+    op.desc.alpha = alpha;
+    op.reads = reads ? 1u : 0u;
+    op.writes = 1u;
+    op.desc.narg = 1;
+    return xo__dispatch(&op);
+}
 #endif

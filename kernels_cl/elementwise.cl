@@ -1,5 +1,6 @@
 /* Elementwise kernels of the OpenCL plugin: unary, binary, binary_scalar, copy, fill,
- * axpby, scale_by, and bias + activation over a matrix (bias, gemm_bias_act's epilogue).
+ * axpby, scale_by, bias + activation over a matrix (bias, gemm_bias_act's epilogue),
+ * and scale (gemm, gemv and scal with alpha == 0).
  *
  * Compiled once per device as float, and once more as double (-DXO_FP64) on devices
  * with cl_khr_fp64. Every kernel takes element counts and element offsets as ulong
@@ -179,5 +180,21 @@ __kernel void xo_bias_act(const int act, const ulong outer, const ulong inner,
             v += has_bias ? (bias_inner ? bias[i] : bo) : (real)0;
             line[i] = xo_unary_fn(act, v);
         }
+    }
+}
+
+/* Row-major a[i*lda + j] *= factor for i < rows, j < cols (dimension 0 over columns,
+ * 1 over rows). A factor of 0 writes zeros without reading a (BLAS: beta == 0 never
+ * reads C or y; crossover's scal by 0 writes zeros over NaN and Inf). gemm and gemv with alpha == 0 (C = beta*C,
+ * y = beta*y) and scal by 0 run here; a vector is rows x 1 with lda = its increment. */
+__kernel void xo_scale(const ulong rows, const ulong cols,
+                       __global real *a, const ulong a_off, const ulong lda, const real factor)
+{
+    const ulong row_stride = get_global_size(1), col_stride = get_global_size(0);
+    a += a_off;
+    for (ulong i = get_global_id(1); i < rows; i += row_stride) {
+        __global real *row = a + i * lda;
+        for (ulong j = get_global_id(0); j < cols; j += col_stride)
+            row[j] = factor == (real)0 ? (real)0 : factor * row[j];
     }
 }

@@ -1,5 +1,5 @@
 /* Parallel reductions of the OpenCL plugin: SUM and MAX_ELEMENT over a vector, over
- * either axis of a matrix (reduce_axis), and softmax / log-softmax along rows.
+ * either axis of a matrix (reduce_axis), softmax / log-softmax along rows, and nrm2.
  *
  * Pass 1 (xo_reduce_partial): every work-item folds a grid-strided slice of x, then
  * each work-group folds its items with a tree in local memory and writes one partial.
@@ -143,4 +143,90 @@ __kernel void xo_softmax(const int op, const ulong rows, const ulong cols,
                 out[j] = exp(row[j] - m) / sum;
         }
     }
+}
+
+/* ---- nrm2 --------------------------------------------------------------------------
+ * Blue's scaled sum of squares, as reference BLAS's dnrm2.f90 (LAPACK 3.10): three plain
+ * sums, of tiny magnitudes' squares scaled up by SSML, of huge ones' scaled down by SBIG,
+ * and of the rest as they are. No square overflows or underflows where the norm is
+ * representable, and each sum folds in any order, so both passes are SUM trees over
+ * three values. The constants are reference BLAS's for this precision. */
+#ifdef XO_FP64
+#define XO_TSML 0x1p-511
+#define XO_TBIG 0x1p486
+#define XO_SSML 0x1p537
+#define XO_SBIG 0x1p-538
+#else
+#define XO_TSML 0x1p-63f
+#define XO_TBIG 0x1p52f
+#define XO_SSML 0x1p75f
+#define XO_SBIG 0x1p-76f
+#endif
+
+/* Add v to the sums s[0] (tiny), s[1] (mid-range), s[2] (huge). NaN lands in s[1]. */
+inline void xo_nrm2_add(const real v, real *s)
+{
+    const real ax = fabs(v);
+    if (ax > XO_TBIG) {
+        const real t = ax * XO_SBIG;
+        s[2] += t * t;
+    } else if (ax < XO_TSML) {
+        const real t = ax * XO_SSML;
+        s[0] += t * t;
+    } else {
+        s[1] += ax * ax;
+    }
+}
+
+/* The norm from the three sums (dnrm2.f90's final step). */
+inline real xo_nrm2_finish(const real sml, const real med, const real big)
+{
+    if (big > (real)0) {
+        const real b = med > (real)0 || isnan(med) ? big + (med * XO_SBIG) * XO_SBIG : big;
+        return sqrt(b) / XO_SBIG;
+    }
+    if (sml > (real)0) {
+        if (!(med > (real)0 || isnan(med)))
+            return sqrt(sml) / XO_SSML;
+        const real ym = sqrt(med), ys = sqrt(sml) / XO_SSML;
+        const real ymin = ys > ym ? ym : ys, ymax = ys > ym ? ys : ym;
+        return ymax * sqrt((real)1 + (ymin / ymax) * (ymin / ymax));
+    }
+    return sqrt(med);
+}
+
+/* Pass 1: each work-group's three sums into partial[3*group + 0..2]. */
+__kernel void xo_nrm2_partial(const ulong n, __global const real *x, const ulong x_off, const ulong incx,
+                              __global real *partial, __local real *scratch)
+{
+    const ulong stride = get_global_size(0);
+    real s[3] = {(real)0, (real)0, (real)0};
+    x += x_off;
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        xo_nrm2_add(x[i * incx], s);
+    for (int j = 0; j < 3; j++) { /* only item 0 reads scratch[0] between trees */
+        scratch[get_local_id(0)] = s[j];
+        xo_tree(XO_SUM, scratch);
+        if (get_local_id(0) == 0)
+            partial[3 * get_group_id(0) + j] = scratch[0];
+    }
+}
+
+/* Pass 2: one work-group folds `count` triples and writes the norm to out[out_off]. */
+__kernel void xo_nrm2_final(const uint count, __global const real *partial,
+                            __global real *out, const ulong out_off, __local real *scratch)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    real s[3];
+    for (int j = 0; j < 3; j++) {
+        real acc = (real)0;
+        for (uint i = lid; i < count; i += lsz)
+            acc += partial[3 * i + j];
+        scratch[lid] = acc;
+        xo_tree(XO_SUM, scratch);
+        s[j] = scratch[0];
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read scratch[0] before it changes */
+    }
+    if (lid == 0)
+        out[out_off] = xo_nrm2_finish(s[0], s[1], s[2]);
 }

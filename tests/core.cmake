@@ -29,6 +29,11 @@ if(TARGET crossover_opencl)
 endif()
 # One context, four threads.
 xo_add_test(test_threads SOURCES test_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# Input buffers shared by four threads' ops: results, and ("exact": every move a real
+# copy) each shared buffer moved once however many threads need it. Run under
+# ThreadSanitizer by .ci/run (XO_SANITIZE=thread, ctest -R threads).
+xo_add_test(test_threads_shared SOURCES test_threads_shared.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+xo_add_test(test_threads_shared_copy EXE test_threads_shared ARGS opencl exact ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
 # Residency and transfer counters (needs an OpenCL device, else skipped).
 # Exact byte counts of real copies: the copy path (XO_ZERO_COPY=off), even on a
 # host-unified device such as PoCL. test_zero_copy covers the shared path.
@@ -43,3 +48,40 @@ xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
 xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Repeated calls: the decision cache and the express path against the reference.
 xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+# xo explain and dispatch agree: random profiles, corrections and residency (needs an
+# OpenCL device, else skipped); runs the real xo tool.
+xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal m LABELS opencl
+            ENV XO_ZERO_COPY=off)
+target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
+add_dependencies(test_place xo)
+# XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
+xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# OpenBLAS's core and the thread count in the CPU's identity, and the warning for a core
+# far below the CPU (OPENBLAS_CORETYPE is read when OpenBLAS loads, so ctest sets it).
+xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_CORETYPE=Prescott)
+# The bench's real programs (neural ODE, RNN) against their plain-CBLAS twins.
+xo_add_test(test_programs SOURCES test_programs.c ${PROJECT_SOURCE_DIR}/bench/bench_ode.c
+            ${PROJECT_SOURCE_DIR}/bench/bench_rnn.c LIBS xo_testutil crossover_internal crossover::openblas m
+            ENV XO_CALIBRATE=off)
+target_include_directories(test_programs PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+# BLAS semantics (alpha/beta == 0 read nothing, scal by 0, nrm2 range), adversarial
+# inputs against reference-BLAS loops; one suite per device (cuda.cmake adds CUDA's).
+add_executable(test_semantics test_semantics.c)
+target_compile_definitions(test_semantics PRIVATE _GNU_SOURCE)
+target_link_libraries(test_semantics PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
+xo_target_warnings(test_semantics)
+xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
+xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)
+# Buffers over the caller's memory (xo_buffer_wrap) on the CPU and a forced OpenCL device.
+xo_add_test(test_wrap SOURCES test_wrap.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# The mock device plugin (tests only, mock_plugin.h): queue-aware placement, placement by
+# profile, fallback and residency against a device whose speed and failures the test sets.
+add_library(xo_mock STATIC mock_plugin.c)
+target_compile_definitions(xo_mock PRIVATE _GNU_SOURCE)
+target_link_libraries(xo_mock PUBLIC crossover_internal Threads::Threads)
+xo_target_warnings(xo_mock)
+xo_add_test(test_mock SOURCES test_mock.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+# It times two threads side by side: alone on the machine.
+set_tests_properties(test_mock PROPERTIES RUN_SERIAL TRUE)

@@ -7,11 +7,19 @@ xo_add_test(test_cuda_discovery SOURCES test_cuda_discovery.c LIBS xo_testutil m
 xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
+# The plugin's 0.3 ops through its vtable (below the core), on the first CUDA device;
+# exits 77 (skipped) without one.
+xo_add_test(test_cuda_ops_nn SOURCES test_cuda_ops_nn.c LIBS xo_testutil m LABELS requires-gpu ENV XO_CALIBRATE=off)
+target_include_directories(test_cuda_ops_nn PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
+
 # The conformance suite on the first CUDA device; exits 77 (skipped) without one.
 # `ctest -L requires-gpu` runs it; `ctest -LE requires-gpu` leaves it out.
 if(TARGET test_conformance)
   xo_add_test(conformance_cuda EXE test_conformance ARGS cuda LABELS requires-gpu
               ENV XO_CALIBRATE=off)
+endif()
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda EXE test_semantics ARGS cuda LABELS requires-gpu ENV XO_CALIBRATE=off)
 endif()
 
 # Without a GPU, the plugin's own logic (context/stream handling, staging, timing ring,
@@ -35,6 +43,12 @@ set(XO_CUDA_MOCK_ENV XO_CALIBRATE=off LD_LIBRARY_PATH=${XO_CUDA_MOCK_DIR})
 xo_add_test(test_cuda_discovery_mock EXE test_cuda_discovery
             ENV ${XO_CUDA_MOCK_ENV} XO_PLUGINS=cpu,cuda)
 xo_add_test(test_cuda_kernels_mock EXE test_cuda_kernels ENV ${XO_CUDA_MOCK_ENV})
+xo_add_test(test_cuda_ops_nn_mock EXE test_cuda_ops_nn ENV ${XO_CUDA_MOCK_ENV})
 if(TARGET test_conformance)
   xo_add_test(conformance_cuda_mock EXE test_conformance ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
+endif()
+# The plugin's entry points from four threads at once, over shared input buffers.
+xo_add_test(test_threads_shared_cuda_mock EXE test_threads_shared ARGS cuda exact ENV ${XO_CUDA_MOCK_ENV})
+if(TARGET test_semantics)
+  xo_add_test(semantics_cuda_mock EXE test_semantics ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
 endif()

@@ -202,17 +202,12 @@ static int run_suite(const char *label)
 /* Force device `dev` (by its spec) and run the suite there. */
 static int run_on(int dev)
 {
-    char spec[64], label[256];
+    char label[256];
     xo_device_info info;
-    xot_device_spec(g_ctx, dev, spec, sizeof spec);
-    if (xo_device_get_info(g_ctx, dev, &info) != XO_OK || xo_set_device(g_ctx, spec) != XO_OK) {
-        fprintf(stderr, "cannot force %s: %s\n", spec, xo_last_error());
-        return 1;
-    }
+    if (xot_force_device(g_ctx, dev, "conformance", &info, label, sizeof label)) return 1;
     g_dev = dev;
     g_forced = 1;
     g_fp64 = info.fp64;
-    snprintf(label, sizeof label, "conformance %s (%s)", spec, info.name);
     return run_suite(label);
 }
 

@@ -111,6 +111,17 @@ static int max1(int v) { return v > 1 ? v : 1; }
         for (int i = 0; i < n; i++) s += (double)x[(size_t)i * incx] * x[(size_t)i * incx];       \
         *result = (T)sqrt(s);                                                                     \
         return CUBLAS_STATUS_SUCCESS;                                                             \
+    }                                                                                             \
+    cublasStatus_t cublas##P##ger_v2 XO_CUBLAS_GER_PARAMS(T)                                      \
+    {                                                                                             \
+        if (!h->stream || h->mode != CUBLAS_POINTER_MODE_HOST || m < 0 || n < 0 || incx < 1 ||    \
+            incy < 1 || lda < max1(m))                                                            \
+            return CUBLAS_STATUS_INVALID_VALUE;                                                   \
+        if (*alpha == 0) return CUBLAS_STATUS_SUCCESS; /* x and y not read, as in BLAS */         \
+        for (int j = 0; j < n; j++)                                                               \
+            for (int i = 0; i < m; i++)                                                           \
+                a[i + (size_t)j * lda] += *alpha * x[(size_t)i * incx] * y[(size_t)j * incy];     \
+        return CUBLAS_STATUS_SUCCESS;                                                             \
     }
 
 MOCK_BLAS(float, S)

@@ -1,10 +1,11 @@
 /* A stand-in libcuda.so.1 for testing the CUDA plugin's logic on a machine without a
  * GPU (tests/cuda.cmake builds it into its own directory and puts that directory on
  * LD_LIBRARY_PATH for `conformance_cuda_mock`). It is NOT a CUDA implementation:
- * "device" memory is host memory, every stream runs synchronously, and the four
- * kernels of plugins/cuda/kernels/xo_cuda_kernels.cu are re-implemented in C,
- * including their grid-stride structure, so the plugin's launch parameters (argument
- * order and types, grid sizes, the two-pass reduction) are exercised for real.
+ * "device" memory is host memory, every stream runs synchronously, and the kernels of
+ * plugins/cuda/kernels/xo_cuda_kernels.cu are re-implemented in C, including their
+ * grid-stride structure and which operands they leave unread (alpha/beta == 0), so the
+ * plugin's launch parameters (argument order and types, grid sizes, the two-pass
+ * reduction) are exercised for real.
  * It also checks what a real driver would reject: the module image must be the
  * embedded fatbin, launches need a block of 256, calls need a current context. */
 #include "cuda_api.h"
@@ -37,6 +38,11 @@ static struct CUmod_st g_module;
 static struct CUfunc_st g_funcs[] = {
     {"xo_unary_f32"}, {"xo_unary_f64"}, {"xo_binary_f32"}, {"xo_binary_f64"},
     {"xo_bias_f32"},  {"xo_bias_f64"},  {"xo_reduce_f32"}, {"xo_reduce_f64"},
+    {"xo_scale_f32"}, {"xo_scale_f64"}, {"xo_nrm2_f32"},   {"xo_nrm2_f64"},
+    {"xo_copy_f32"}, {"xo_copy_f64"}, {"xo_fill_f32"}, {"xo_fill_f64"}, {"xo_axpby_f32"}, {"xo_axpby_f64"},
+    {"xo_binary_scalar_f32"}, {"xo_binary_scalar_f64"}, {"xo_scale_by_f32"}, {"xo_scale_by_f64"},
+    {"xo_softmax_f32"}, {"xo_softmax_f64"}, {"xo_reduce_rows_f32"}, {"xo_reduce_rows_f64"},
+    {"xo_reduce_cols_f32"}, {"xo_reduce_cols_f64"}, {"xo_epilogue_f32"}, {"xo_epilogue_f64"},
 };
 
 #define NEED_CTX() \
@@ -179,7 +185,29 @@ CUresult cuGetErrorName(CUresult error, const char **name)
 #define BLOCK 256ull
 typedef unsigned long long u64;
 
-#define MOCK_KERNELS(T, S)                                                                    \
+/* nrm2's constants (Blue's algorithm, as in the .cu file): TSML, TBIG, SSML, SBIG. */
+#define MOCK_KERNELS(T, S, TSML, TBIG, SSML, SBIG)                                            \
+    static void nrm2_add_##S(T v, T *s)                                                       \
+    {                                                                                         \
+        T ax = (T)fabs(v);                                                                    \
+        if (ax > TBIG) s[2] += (ax * SBIG) * (ax * SBIG);                                     \
+        else if (ax < TSML) s[0] += (ax * SSML) * (ax * SSML);                                \
+        else s[1] += ax * ax;                                                                 \
+    }                                                                                         \
+    static T nrm2_finish_##S(T sml, T med, T big)                                             \
+    {                                                                                         \
+        if (big > 0) {                                                                        \
+            if (med > 0 || med != med) big += (med * SBIG) * SBIG;                            \
+            return (T)sqrt(big) / SBIG;                                                       \
+        }                                                                                     \
+        if (sml > 0) {                                                                        \
+            if (!(med > 0 || med != med)) return (T)sqrt(sml) / SSML;                         \
+            T ym = (T)sqrt(med), ys = (T)sqrt(sml) / SSML;                                    \
+            T ymin = ys > ym ? ym : ys, ymax = ys > ym ? ys : ym;                             \
+            return ymax * (T)sqrt(1 + (ymin / ymax) * (ymin / ymax));                         \
+        }                                                                                     \
+        return (T)sqrt(med);                                                                  \
+    }                                                                                         \
     static T unary_##S(int op, T v)                                                           \
     {                                                                                         \
         switch (op) {                                                                         \
@@ -192,7 +220,12 @@ typedef unsigned long long u64;
         case 6: return v > 0 ? 1 : 0;                                                         \
         case 7: return 1 - v * v;                                                             \
         case 8: return v * (1 - v);                                                           \
-        default: return v;                                                                    \
+        case 9: return (T)sqrt(v);                                                            \
+        case 10: return (T)(1 / sqrt(v));                                                     \
+        case 11: return (T)log(v);                                                            \
+        case 12: return v < 0 ? -v : v;                                                       \
+        case 13: return 1 / v;                                                                \
+        default: return v; /* 14: identity */                                                                    \
         }                                                                                     \
     }                                                                                         \
     static T binary_##S(int op, T a, T b)                                                     \
@@ -232,6 +265,30 @@ typedef unsigned long long u64;
                 for (u64 r = by; r < rows; r += gy)                                           \
                     for (u64 t = 0; t < stride; t++)                                          \
                         for (u64 c = t; c < cols; c += stride) a[r * lda + c] += bias[c];     \
+        } else if (strcmp(kind, "scale") == 0) {                                              \
+            T *a = (T *)(uintptr_t)*(CUdeviceptr *)p[0];                                      \
+            u64 rows = *(u64 *)p[1], cols = *(u64 *)p[2], lda = *(u64 *)p[3];                 \
+            T f = *(T *)p[4];                                                                 \
+            for (u64 by = 0; by < gy; by++)                                                   \
+                for (u64 r = by; r < rows; r += gy)                                           \
+                    for (u64 t = 0; t < stride; t++)                                          \
+                        for (u64 c = t; c < cols; c += stride)                                \
+                            a[r * lda + c] = f == 0 ? 0 : f * a[r * lda + c];                 \
+        } else if (strcmp(kind, "nrm2") == 0) { /* triples per block, or the norm */         \
+            const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
+            u64 n = *(u64 *)p[1], inc = *(u64 *)p[2];                                         \
+            T *out = (T *)(uintptr_t)*(CUdeviceptr *)p[3];                                    \
+            int stage = *(int *)p[4];                                                         \
+            for (u64 b = 0; b < gx; b++) {                                                    \
+                T s[3] = {0, 0, 0};                                                           \
+                for (u64 t = 0; t < BLOCK; t++)                                               \
+                    for (u64 i = b * BLOCK + t; i < n; i += stride)                           \
+                        for (int j = 0; j < 3 && stage; j++) s[j] += x[3 * i + j];            \
+                for (u64 t = 0; t < BLOCK && !stage; t++)                                     \
+                    for (u64 i = b * BLOCK + t; i < n; i += stride) nrm2_add_##S(x[i * inc], s); \
+                if (gx == 1) out[0] = nrm2_finish_##S(s[0], s[1], s[2]);                      \
+                else for (int j = 0; j < 3; j++) out[3 * b + j] = s[j];                       \
+            }                                                                                 \
         } else { /* reduce: out[block] = this block's share */                                \
             const T *x = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                          \
             u64 n = *(u64 *)p[1];                                                             \
@@ -247,8 +304,111 @@ typedef unsigned long long u64;
         }                                                                                     \
     }
 
-MOCK_KERNELS(float, f32)
-MOCK_KERNELS(double, f64)
+MOCK_KERNELS(float, f32, 0x1p-63f, 0x1p52f, 0x1p75f, 0x1p-76f)
+MOCK_KERNELS(double, f64, 0x1p-511, 0x1p486, 0x1p537, 0x1p-538)
+
+/* The 0.3 kernels: launch_nn_* returns 0 for a kernel it does not know. Parameters
+ * are read as the plugin passes them: device pointers, u64 sizes, int ops, T scalars. */
+#define PTR(T, i) ((T *)(uintptr_t)*(CUdeviceptr *)p[i])
+#define U64(i) (*(u64 *)p[i])
+#define INT(i) (*(int *)p[i])
+#define SCALAR(T, i) (*(T *)p[i])
+#define GRID_STRIDE(i, n) for (u64 t = 0; t < gx * BLOCK; t++) for (u64 i = t; i < (n); i += gx * BLOCK)
+#define FOLD(sum, acc, v) ((sum) ? (acc) + (v) : ((v) > (acc) ? (v) : (acc)))
+#define COLS_TILE 32ull
+#define COLS_LANES (BLOCK / COLS_TILE)
+
+#define MOCK_KERNELS_NN(T, S)                                                                 \
+    static T row_fold_##S(int sum, const T *xr, u64 cols, T init)                             \
+    {                                                                                         \
+        T acc = init;                                                                         \
+        for (u64 j = 0; j < cols; j++) acc = FOLD(sum, acc, xr[j]);                           \
+        return acc;                                                                           \
+    }                                                                                         \
+    static int launch_nn_##S(const char *kind, u64 gx, u64 gy, void **p)                      \
+    {                                                                                         \
+        if (strcmp(kind, "copy") == 0) {                                                      \
+            const T *x = PTR(T, 0);                                                           \
+            T *y = PTR(T, 2);                                                                 \
+            GRID_STRIDE(i, U64(4)) y[i * U64(3)] = x[i * U64(1)];                             \
+        } else if (strcmp(kind, "fill") == 0) {                                               \
+            T *x = PTR(T, 0);                                                                 \
+            GRID_STRIDE(i, U64(2)) x[i * U64(1)] = SCALAR(T, 3);                              \
+        } else if (strcmp(kind, "axpby") == 0) {                                              \
+            const T *x = PTR(T, 0), alpha = SCALAR(T, 5), beta = SCALAR(T, 6);                \
+            T *y = PTR(T, 2);                                                                 \
+            GRID_STRIDE(i, U64(4)) {                                                          \
+                T *yi = &y[i * U64(3)];                                                       \
+                T ax = alpha == 0 ? 0 : alpha * x[i * U64(1)];                                \
+                *yi = beta == 0 ? ax : ax + beta * *yi;                                       \
+            }                                                                                 \
+        } else if (strcmp(kind, "binary_scalar") == 0) {                                      \
+            const T *a = PTR(T, 0), s = SCALAR(T, 1);                                         \
+            T *c = PTR(T, 2);                                                                 \
+            GRID_STRIDE(i, U64(3)) c[i] = binary_##S(INT(4), a[i], s);                        \
+        } else if (strcmp(kind, "scale_by") == 0) {                                           \
+            const T f = *PTR(T, 0);                                                           \
+            T *x = PTR(T, 1);                                                                 \
+            GRID_STRIDE(i, U64(3)) x[i * U64(2)] *= f;                                        \
+        } else if (strcmp(kind, "softmax") == 0) {                                            \
+            const T *x = PTR(T, 0);                                                           \
+            T *y = PTR(T, 2);                                                                 \
+            u64 ldx = U64(1), ldy = U64(3), rows = U64(4), cols = U64(5);                     \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 r = b; r < rows; r += gx) {                                          \
+                    const T *xr = x + r * ldx;                                                \
+                    T *yr = y + r * ldy;                                                      \
+                    T m = row_fold_##S(0, xr, cols, xr[0]), s = 0;                            \
+                    for (u64 j = 0; j < cols; j++) s += (T)exp(xr[j] - m);                    \
+                    for (u64 j = 0; j < cols; j++)                                            \
+                        yr[j] = INT(6) == 1 ? (T)((xr[j] - m) - (T)log(s)) : (T)exp(xr[j] - m) / s; \
+                }                                                                             \
+        } else if (strcmp(kind, "reduce_rows") == 0) {                                        \
+            const T *x = PTR(T, 0);                                                           \
+            T *out = PTR(T, 5);                                                               \
+            int sum = INT(4) == 0;                                                            \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 r = b; r < U64(2); r += gx) {                                        \
+                    const T *xr = x + r * U64(1);                                             \
+                    out[r] = row_fold_##S(sum, xr, U64(3), sum ? 0 : xr[0]);                  \
+                }                                                                             \
+        } else if (strcmp(kind, "reduce_cols") == 0) { /* 32 columns x 8 row lanes a block */ \
+            const T *x = PTR(T, 0);                                                           \
+            T *out = PTR(T, 5);                                                               \
+            u64 ldx = U64(1), rows = U64(2), cols = U64(3);                                   \
+            int sum = INT(4) == 0;                                                            \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 c0 = b * COLS_TILE; c0 < cols; c0 += gx * COLS_TILE)                 \
+                    for (u64 c = c0; c < c0 + COLS_TILE && c < cols; c++) {                   \
+                        T acc = 0;                                                            \
+                        for (u64 lane = 0; lane < COLS_LANES; lane++) {                       \
+                            T part = sum ? 0 : x[c];                                          \
+                            for (u64 r = lane; r < rows; r += COLS_LANES)                     \
+                                part = FOLD(sum, part, x[r * ldx + c]);                       \
+                            acc = lane == 0 ? part : FOLD(sum, acc, part);                    \
+                        }                                                                     \
+                        out[c] = acc;                                                         \
+                    }                                                                         \
+        } else if (strcmp(kind, "epilogue") == 0) {                                           \
+            T *c = PTR(T, 0);                                                                 \
+            const T *bias = PTR(T, 4), beta = SCALAR(T, 6);                                   \
+            u64 ld = U64(1), outer = U64(2), inner = U64(3);                                  \
+            for (u64 by = 0; by < gy; by++)                                                   \
+                for (u64 o = by; o < outer; o += gy)                                          \
+                    GRID_STRIDE(i, inner) {                                                   \
+                        T *ci = &c[o * ld + i];                                               \
+                        T v = beta == 0 ? 0 : beta * *ci;                                     \
+                        if (bias) v += bias[INT(5) ? i : o];                                  \
+                        *ci = unary_##S(INT(7), v);                                           \
+                    }                                                                         \
+        } else {                                                                              \
+            return 0;                                                                         \
+        }                                                                                     \
+        return 1;                                                                             \
+    }
+
+MOCK_KERNELS_NN(float, f32)
+MOCK_KERNELS_NN(double, f64)
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream, void **params,
@@ -258,12 +418,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     if (!f || !stream || !params || extra || gx < 1 || gx > 2147483647u || gy < 1 || gy > 65535 || gz != 1 ||
         bx != BLOCK || by != 1 || bz != 1 || shared_bytes != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    char kind[16];
-    const char *us = strchr(f->name + 3, '_');
-    size_t len = (size_t)(us - (f->name + 3));
+    char kind[32]; /* "xo_KIND_f32" -> "KIND" */
+    size_t len = strlen(f->name) - strlen("xo_") - strlen("_f32");
     memcpy(kind, f->name + 3, len);
     kind[len] = '\0';
-    if (strstr(f->name, "_f64")) launch_f64(kind, gx, gy, params);
-    else launch_f32(kind, gx, gy, params);
+    if (strstr(f->name, "_f64")) {
+        if (!launch_nn_f64(kind, gx, gy, params)) launch_f64(kind, gx, gy, params);
+    } else if (!launch_nn_f32(kind, gx, gy, params)) {
+        launch_f32(kind, gx, gy, params);
+    }
     return CUDA_SUCCESS;
 }

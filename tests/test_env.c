@@ -4,9 +4,12 @@
  * before creating a context in this process. */
 #include "xo_test.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int g_have_opencl; /* an OpenCL device exists in a default context */
 static int g_default_count;
@@ -343,6 +346,116 @@ static void test_xo_faults_syntax(void **state)
     for (int i = 0; i < 8; i++) expect_fail("XO_FAULTS", bad[i], XO_ERR_INVALID_ARGUMENT);
 }
 
+
+/* ---- long values: kept whole or refused, never cut ----------------------------------- */
+
+/* A string of `n` characters: `head`, then `fill` repeated, then `tail`. */
+static char *long_value(const char *head, char fill, size_t n, const char *tail)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    size_t h = strlen(head), t = strlen(tail);
+    assert_true(h + t <= n);
+    memcpy(s, head, h);
+    memset(s + h, fill, n - h - t);
+    memcpy(s + n - t, tail, t + 1);
+    return s;
+}
+
+static int has_profile(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strstr(e->d_name, ".profile") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* A 1037-byte XO_CACHE_DIR (existing nested directories) is where the profile goes. */
+static void test_long_cache_dir(void **state)
+{
+    (void)state;
+    const char *base = getenv("XO_CACHE_DIR");
+    assert_true(base && base[0] == '/');
+    enum { LEN = 1037 };
+    char dir[LEN + 1];
+    int n = snprintf(dir, sizeof dir, "%s/long", base);
+    assert_true(n > 0 && n < 900);
+    mkdir(base, 0755);
+    mkdir(dir, 0755);
+    while (strlen(dir) < LEN) { /* components of at most 100 bytes */
+        size_t add = LEN - strlen(dir) - 1;
+        if (add > 100) add = 100;
+        if (add == 0) add = 1; /* never a trailing '/' */
+        size_t len = strlen(dir);
+        dir[len] = '/';
+        memset(dir + len + 1, 'd', add);
+        dir[len + 1 + add] = '\0';
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+    }
+    assert_int_equal(strlen(dir), LEN);
+    setenv("XO_PLUGINS", "cpu", 1);
+    setenv("XO_CALIBRATE", "auto", 1);
+    expect_ok("XO_CACHE_DIR", dir);
+    setenv("XO_CALIBRATE", "off", 1);
+    unsetenv("XO_PLUGINS");
+    assert_true(has_profile(dir));
+    setenv("XO_CACHE_DIR", base, 1);
+
+    /* longer than any path its entries could have: refused, naming the variable */
+    char *huge = long_value("/tmp/", 'd', 5000, "");
+    expect_fail("XO_CACHE_DIR", huge, XO_ERR_INVALID_ARGUMENT);
+    setenv("XO_CACHE_DIR", base, 1);
+    free(huge);
+}
+
+/* Long device specs are judged whole: malformed past byte 255 is still malformed, and an
+ * absent one is quoted whole; the same through xo_device_find and xo_set_device. */
+static void test_long_device_spec(void **state)
+{
+    (void)state;
+    char *bad = long_value("opencl:", 'a', 260, ":bad");
+    expect_fail("XO_DEVICE", bad, XO_ERR_INVALID_ARGUMENT);
+    char *absent = long_value("opencl:", 'z', 300, "!");
+    xo_context *ctx;
+    assert_int_equal(create_with("XO_DEVICE", absent, &ctx), XO_ERR_NO_DEVICE);
+    if (!xot_contains(xo_last_error(), absent))
+        fail_msg("XO_DEVICE: message does not quote the whole spec: %s", xo_last_error());
+
+    xot_assert_ok(xo_context_create(&ctx));
+    int dev = -1;
+    assert_int_equal(xo_device_find(ctx, absent, &dev), XO_ERR_NO_DEVICE);
+    assert_true(xot_contains(xo_last_error(), absent));
+    assert_int_equal(xo_set_device(ctx, absent), XO_ERR_NO_DEVICE);
+    assert_int_equal(xo_set_device(ctx, bad), XO_ERR_INVALID_ARGUMENT);
+    assert_int_equal(xo_device_find(ctx, bad, &dev), XO_ERR_INVALID_ARGUMENT);
+    char *huge = long_value("opencl:", 'q', 100000, "");
+    assert_int_equal(xo_device_find(ctx, huge, &dev), XO_ERR_INVALID_ARGUMENT);
+    assert_true(xot_contains(xo_last_error(), "spec"));
+    xo_context_destroy(ctx);
+    expect_fail("XO_DEVICE", huge, XO_ERR_INVALID_ARGUMENT);
+    free(huge);
+    free(absent);
+    free(bad);
+}
+
+/* Every other variable with a 5000-character value: refused, naming it. */
+static void test_long_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *var, *head;
+    } cases[] = {{"XO_PLUGINS", "cpu,"}, {"XO_FAULTS", "opencl.alloc@1,"}, {"XO_LOG", "warn"},
+                 {"XO_THREADS", "1"}, {"XO_CALIBRATE", "auto"}, {"XO_ZERO_COPY", "on"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *v = long_value(cases[i].head, '1', 5000, "");
+        expect_fail(cases[i].var, v, XO_ERR_INVALID_ARGUMENT);
+        free(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +467,9 @@ int main(void)
         cmocka_unit_test(test_xo_threads),
         cmocka_unit_test(test_xo_calibrate),
         cmocka_unit_test(test_xo_faults_syntax),
+        cmocka_unit_test(test_long_cache_dir),
+        cmocka_unit_test(test_long_device_spec),
+        cmocka_unit_test(test_long_values),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -2,7 +2,9 @@
  *   - the first context builds from source and writes entries under XO_CACHE_DIR/kernels;
  *   - a second context builds from those entries (no source build);
  *   - a truncated or garbled entry is rejected, rebuilt from source, results stay right,
- *     and the entry is rewritten (the next context loads it again).
+ *     and the entry is rewritten (the next context loads it again);
+ *   - an entry that is not a regular file (a FIFO, a directory) is rejected without
+ *     blocking, and a FIFO is replaced by a good entry.
  * Counters come from the plugin's white-box header (cl_testing.h). Runs on device
  * "opencl" (skipped, exit 77, when there is none). */
 #include "xo_test.h"
@@ -10,6 +12,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,14 +99,18 @@ static void test_second_context_uses_cache(void **state)
     assert_int_equal(c2.cache_rejected, c1.cache_rejected);
 }
 
-typedef enum damage { TRUNCATE, GARBLE } damage;
+typedef enum damage { TRUNCATE, GARBLE, FIFO, DIRECTORY } damage;
 
 static void damage_entries(damage how, entries *before)
 {
     list_entries(before);
     assert_true(before->n >= 1);
     for (int i = 0; i < before->n; i++) {
-        if (how == TRUNCATE) {
+        if (how == FIFO || how == DIRECTORY) {
+            assert_int_equal(unlink(before->path[i]), 0);
+            assert_int_equal(how == FIFO ? mkfifo(before->path[i], 0644) : mkdir(before->path[i], 0755), 0);
+            before->size[i] = 0;
+        } else if (how == TRUNCATE) {
             assert_int_equal(truncate(before->path[i], before->size[i] / 2), 0);
             before->size[i] /= 2;
         } else { /* flip bytes in the middle of the compiled binary, keep the size */
@@ -127,12 +134,18 @@ static void check_rebuilt(damage how)
 
     xo__cl_counters c0, c1, c2;
     xo__cl_counters_get(&c0);
+    alarm(60); /* blocking on a FIFO fails the test instead of hanging it */
     run_unary_on_opencl(XO_TANH); /* results are checked inside */
+    alarm(0);
     xo__cl_counters_get(&c1);
     assert_true(c1.cache_rejected > c0.cache_rejected);
     assert_true(c1.builds_from_source > c0.builds_from_source);
     assert_true(c1.cache_writes > c0.cache_writes);
-    if (how == TRUNCATE) { /* the rewritten entries are whole again */
+    if (how == DIRECTORY) { /* cannot be replaced: rejected again, and removed by the test */
+        for (int i = 0; i < damaged.n; i++) assert_int_equal(rmdir(damaged.path[i]), 0);
+        return;
+    }
+    if (how != GARBLE) { /* the rewritten entries are whole again */
         entries now;
         list_entries(&now);
         for (int i = 0; i < damaged.n; i++)
@@ -158,6 +171,18 @@ static void test_garbled_entry_rebuilt(void **state)
 {
     (void)state;
     check_rebuilt(GARBLE);
+}
+
+static void test_fifo_entry_rebuilt(void **state)
+{
+    (void)state;
+    check_rebuilt(FIFO);
+}
+
+static void test_directory_entry_rejected(void **state)
+{
+    (void)state;
+    check_rebuilt(DIRECTORY);
 }
 
 int main(void)
@@ -186,6 +211,8 @@ int main(void)
         cmocka_unit_test(test_second_context_uses_cache),
         cmocka_unit_test(test_truncated_entry_rebuilt),
         cmocka_unit_test(test_garbled_entry_rebuilt),
+        cmocka_unit_test(test_fifo_entry_rebuilt),
+        cmocka_unit_test(test_directory_entry_rejected),
     };
     return cmocka_run_group_tests_name("opencl kernel cache", tests, NULL, NULL);
 }

@@ -1,11 +1,15 @@
 /* Profile files (round trip, damage, what-if files) and the profile cache seen through
  * the public API: XO_CALIBRATE=off writes nothing, auto measures once and then reads,
- * a damaged cache file is measured again and rewritten. */
+ * a damaged cache file is measured again and rewritten, and a cache entry that is not a
+ * regular file (a FIFO, a directory, a huge file) is damaged too: never a hang. */
 #include "xo_internal.h"
+#include "xo_test.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,8 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 static char base_dir[1024];
 
@@ -341,6 +343,12 @@ static void calibrate_auto_caches(void **state)
     assert_int_equal(xo_context_create(&ctx), XO_OK);
     double first_us = xo__now_us() - t0;
     int ndev = xo_device_count(ctx);
+    /* The CPU is measured at creation; other devices start from provisional defaults and
+     * are measured in the background, so the context is usable at once. */
+    assert_true(count_profiles(dir) >= 1); /* the CPU's, written at creation */
+    xo__background_wait(ctx);
+    for (int d = 0; d < ndev; d++)
+        assert_false(ctx->dev[d].profile.provisional && ctx->dev[d].profile.spread <= 1.0);
     assert_int_equal(count_profiles(dir), ndev);
     struct stat st0[XO_MAX_DEVICES];
     for (int d = 0; d < ndev; d++) {
@@ -370,7 +378,9 @@ static void calibrate_auto_caches(void **state)
     t0 = xo__now_us();
     assert_int_equal(xo_context_create(&ctx), XO_OK);
     double second_us = xo__now_us() - t0;
-    print_message("context create: %.1f ms measuring, %.1f ms reading the cache\n", first_us * 1e-3,
+    print_message("context create: %.1f ms (the CPU measured, other devices in the background), %.1f ms reading "
+                  "the cache\n",
+                  first_us * 1e-3,
                   second_us * 1e-3);
     for (int d = 0; d < ndev; d++) {
         struct stat st1;
@@ -405,6 +415,133 @@ static void calibrate_auto_caches(void **state)
     assert_int_equal(count_profiles(dir), ndev);
 }
 
+static int count_suffix(const char *dir, const char *needle)
+{
+    DIR *dp = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; dp && (e = readdir(dp));)
+        n += strstr(e->d_name, needle) != NULL;
+    if (dp)
+        closedir(dp);
+    return n;
+}
+
+/* A context destroyed while its devices are still measured in the background stops the
+ * measurement, leaves no half-written file, and the next context measures again. */
+static void background_cancelled_on_destroy(void **state)
+{
+    (void)state;
+    char dir[1200];
+    fresh_dir("cancel", dir, sizeof dir);
+    setenv("XO_CACHE_DIR", dir, 1);
+    setenv("XO_CALIBRATE", "auto", 1);
+    xo_context *ctx = NULL;
+    assert_int_equal(xo_context_create(&ctx), XO_OK);
+    int ndev = xo_device_count(ctx);
+    int background = ctx->background != NULL;
+    xo_context_destroy(ctx); /* at once */
+    assert_int_equal(count_suffix(dir, ".tmp."), 0);
+    assert_true(count_profiles(dir) >= 1 && count_profiles(dir) <= ndev);
+    if (ndev < 2)
+        return;
+    assert_true(background);
+    assert_int_equal(xo_context_create(&ctx), XO_OK);
+    xo__background_wait(ctx);
+    assert_int_equal(count_profiles(dir), ndev);
+    for (int d = 0; d < ndev; d++)
+        assert_true(ctx->dev[d].info.launch_us > 0.0 && ctx->dev[d].info.peak_gflops > 0.0);
+    xo_context_destroy(ctx);
+}
+
+/* A hang must fail the test, not block CI. */
+static int g_stderr_fd = 2; /* the real stderr while it is captured */
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: blocked on a profile cache entry\n";
+    ssize_t w = write(g_stderr_fd, msg, sizeof msg - 1);
+    (void)w;
+    _exit(1);
+}
+
+/* Create a context (XO_CALIBRATE=auto, only the CPU) with XO_LOG=warn; returns stderr. */
+static char *create_logged(void)
+{
+    xot_capture cerr;
+    assert_int_equal(xot_capture_begin(&cerr, 2), 0);
+    g_stderr_fd = cerr.saved;
+    setenv("XO_LOG", "warn", 1);
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    xo_context *ctx = NULL;
+    xo_status st = xo_context_create(&ctx);
+    alarm(0);
+    unsetenv("XO_LOG");
+    char *err = xot_capture_end(&cerr);
+    g_stderr_fd = 2;
+    assert_non_null(err);
+    if (st != XO_OK)
+        fail_msg("xo_context_create: %s (%s)", xo_status_string(st), xo_last_error());
+    xo_context_destroy(ctx);
+    return err;
+}
+
+static void expect_warning(const char *err, const char *what)
+{
+    if (!xot_contains(err, what) || !xot_contains(err, "not a regular file"))
+        fail_msg("want a warning that the profile %s, not a regular file; stderr was:\n%s", what, err);
+}
+
+static void cache_entry_not_a_file(void **state)
+{
+    (void)state;
+    char dir[1200], path[1400];
+    fresh_dir("special", dir, sizeof dir);
+    make_dir(dir);
+    setenv("XO_CACHE_DIR", dir, 1);
+    setenv("XO_PLUGINS", "cpu", 1);
+    setenv("XO_CALIBRATE", "off", 1);
+    xo_context *ctx = NULL;
+    assert_int_equal(xo_context_create(&ctx), XO_OK);
+    device_path(ctx, dir, 0, path, sizeof path);
+    xo_context_destroy(ctx);
+    setenv("XO_CALIBRATE", "auto", 1);
+
+    /* a FIFO: measured again, and the profile written over it */
+    assert_int_equal(mkfifo(path, 0644), 0);
+    char *err = create_logged();
+    expect_warning(err, "FIFO");
+    free(err);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode));
+    xo__profile p;
+    assert_int_equal(xo__profile_read(path, &p), XO_OK);
+
+    /* a directory: measured again; it cannot be replaced, and the warnings say why */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+    err = create_logged();
+    expect_warning(err, "is a directory");
+    free(err);
+    assert_int_equal(xo__profile_read(path, &p), XO_ERR_IO);
+    assert_true(xot_contains(xo_last_error(), "is a directory, not a regular file"));
+    assert_int_equal(rmdir(path), 0);
+
+    /* a huge (sparse) file is refused by its size, without reading it */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)1 << 32), 0);
+    close(fd);
+    assert_int_equal(xo__profile_read(path, &p), XO_ERR_IO);
+    assert_true(xot_contains(xo_last_error(), "bytes"));
+    err = create_logged();
+    free(err);
+    assert_int_equal(xo__profile_read(path, &p), XO_OK);
+    unsetenv("XO_PLUGINS");
+}
+
 int main(void)
 {
     const char *env = getenv("XO_CACHE_DIR");
@@ -417,6 +554,8 @@ int main(void)
         cmocka_unit_test(profile_filenames),
         cmocka_unit_test(calibrate_off_writes_nothing),
         cmocka_unit_test(calibrate_auto_caches),
+        cmocka_unit_test(background_cancelled_on_destroy),
+        cmocka_unit_test(cache_entry_not_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

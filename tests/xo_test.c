@@ -24,6 +24,8 @@ static double uniform(uint64_t *state, double lo, double hi)
     return lo + (hi - lo) * ((double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0));
 }
 
+double xot_uniform(uint64_t *state, double lo, double hi) { return uniform(state, lo, hi); }
+
 void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi)
 {
     uint64_t s = seed;
@@ -95,8 +97,8 @@ static double binary1(xo_binary_op op, double a, double b)
     {                                                                                         \
         for (size_t i = 0; i < m; i++)                                                        \
             for (size_t j = 0; j < n; j++) {                                                  \
-                double s = 0;                                                                 \
-                for (size_t l = 0; l < k; l++) {                                              \
+                double s = 0; /* alpha == 0: A and B are not read */                          \
+                for (size_t l = 0; alpha != 0 && l < k; l++) {                                \
                     double av = ta == XO_NO_TRANS ? a[at(layout, i, l, lda)]                  \
                                                   : a[at(layout, l, i, lda)];                 \
                     double bv = tb == XO_NO_TRANS ? b[at(layout, l, j, ldb)]                  \
@@ -113,8 +115,8 @@ static double binary1(xo_binary_op op, double a, double b)
     {                                                                                         \
         size_t leny = ta == XO_NO_TRANS ? m : n, lenx = ta == XO_NO_TRANS ? n : m;            \
         for (size_t i = 0; i < leny; i++) {                                                   \
-            double s = 0;                                                                     \
-            for (size_t j = 0; j < lenx; j++) {                                               \
+            double s = 0; /* alpha == 0: A and x are not read */                              \
+            for (size_t j = 0; alpha != 0 && j < lenx; j++) {                                 \
                 double av = ta == XO_NO_TRANS ? a[at(layout, i, j, lda)]                      \
                                               : a[at(layout, j, i, lda)];                     \
                 s += av * x[j * incx];                                                        \
@@ -125,12 +127,13 @@ static double binary1(xo_binary_op op, double a, double b)
     }                                                                                         \
     void xot_ref_##p##axpy(size_t n, T alpha, const T *x, size_t incx, T *y, size_t incy)     \
     {                                                                                         \
-        for (size_t i = 0; i < n; i++)                                                        \
+        for (size_t i = 0; alpha != 0 && i < n; i++) /* alpha == 0: x is not read */          \
             y[i * incy] = (T)((double)alpha * x[i * incx] + y[i * incy]);                     \
     }                                                                                         \
     void xot_ref_##p##scal(size_t n, T alpha, T *x, size_t incx)                              \
     {                                                                                         \
-        for (size_t i = 0; i < n; i++) x[i * incx] = (T)((double)alpha * x[i * incx]);        \
+        for (size_t i = 0; i < n; i++) /* alpha == 0 writes zeros, even over NaN */           \
+            x[i * incx] = alpha == 0 ? (T)0 : (T)((double)alpha * x[i * incx]);               \
     }                                                                                         \
     T xot_ref_##p##dot(size_t n, const T *x, size_t incx, const T *y, size_t incy)            \
     {                                                                                         \
@@ -140,9 +143,15 @@ static double binary1(xo_binary_op op, double a, double b)
     }                                                                                         \
     T xot_ref_##p##nrm2(size_t n, const T *x, size_t incx)                                    \
     {                                                                                         \
-        double s = 0;                                                                         \
-        for (size_t i = 0; i < n; i++) s += (double)x[i * incx] * x[i * incx];                \
-        return (T)sqrt(s);                                                                    \
+        double big = 0, s = 0; /* scaled by the largest magnitude: no overflow or underflow */ \
+        for (size_t i = 0; i < n; i++) {                                                      \
+            double v = fabs((double)x[i * incx]);                                             \
+            if (isnan(v)) return (T)NAN;                                                      \
+            big = v > big ? v : big;                                                          \
+        }                                                                                     \
+        if (big == 0 || isinf(big)) return (T)big;                                            \
+        for (size_t i = 0; i < n; i++) s += ((double)x[i * incx] / big) * (x[i * incx] / big); \
+        return (T)(big * sqrt(s));                                                            \
     }                                                                                         \
     void xot_ref_##p##unary(xo_unary_op op, size_t n, const T *x, T *y)                       \
     {                                                                                         \
@@ -413,6 +422,18 @@ void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap)
         if (strcmp(other.plugin, info.plugin) == 0) idx++;
     }
     snprintf(out, cap, "%s:%d", info.plugin, idx);
+}
+
+int xot_force_device(xo_context *ctx, int dev, const char *suite, xo_device_info *info, char *label, size_t cap)
+{
+    char spec[64];
+    xot_device_spec(ctx, dev, spec, sizeof spec);
+    if (xo_device_get_info(ctx, dev, info) != XO_OK || xo_set_device(ctx, spec) != XO_OK) {
+        fprintf(stderr, "cannot force %s: %s\n", spec, xo_last_error());
+        return 1;
+    }
+    snprintf(label, cap, "%s %s (%s)", suite, spec, info->name);
+    return 0;
 }
 
 void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,

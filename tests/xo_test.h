@@ -3,7 +3,10 @@
  * comparison, buffer helpers, buffer snapshots and stdout/stderr capture.
  *
  * Reference loops take pointers that already include the element offset; strides,
- * leading dimensions, layouts and transposes follow CBLAS. They accumulate in double. */
+ * leading dimensions, layouts and transposes follow CBLAS. They accumulate in double and
+ * follow reference BLAS's rules: alpha == 0 reads neither A/B (gemm) nor A/x (gemv) nor
+ * x (axpy); beta == 0 does not read C/y; scal by 0 writes zeros; nrm2 is scaled, so it
+ * neither overflows nor underflows where the norm is representable. */
 #ifndef XO_TEST_H
 #define XO_TEST_H
 
@@ -21,6 +24,8 @@
 
 /* ---- random data ------------------------------------------------------------ */
 
+/* A uniform number in [lo, hi) from the generator state *state (seeded by the caller). */
+double xot_uniform(uint64_t *state, double lo, double hi);
 void xot_fill_f(float *p, size_t n, uint64_t seed, double lo, double hi);
 void xot_fill_d(double *p, size_t n, uint64_t seed, double lo, double hi);
 
@@ -129,6 +134,10 @@ void xot_snap_free(xot_snap *s);
 
 /* Spec naming device `dev` by plugin and index among that plugin's devices ("opencl:1"). */
 void xot_device_spec(const xo_context *ctx, int dev, char *out, size_t cap);
+/* Force device `dev` by its spec: its info to *info, "SUITE SPEC (NAME)" to label.
+ * 0, or 1 with a message on stderr when it cannot be forced. */
+int xot_force_device(xo_context *ctx, int dev, const char *suite, xo_device_info *info, char *label,
+                     size_t cap);
 /* Assert the calling thread's last decision ran `op` on `dev` (dev < 0: any device)
  * with the given forced flag. */
 void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int forced,

@@ -70,10 +70,26 @@ xo_status xo_set_device(xo_context *ctx, const char *spec); /* "auto" or a devic
 
 typedef struct xo_buffer xo_buffer;
 xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out); /* zero-filled, bytes > 0 */
+/* offset and bytes count bytes (op offsets count elements) */
 xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes);
-xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes); /* waits */
+/* offset and bytes count bytes; waits for the buffer's producers */
+xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes);
 size_t xo_buffer_size(const xo_buffer *b);
-void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op */
+void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op; a wrapped buffer's memory stays the caller's */
+
+/* Wrap memory the caller owns: the buffer's host copy IS `host` (no copy, any
+ * alignment; devices that share host memory use it in place where it is 128-byte
+ * aligned, others keep a copy). `host` must stay valid until xo_buffer_destroy, which
+ * does not free it. bytes == 0 or host == NULL: XO_ERR_INVALID_ARGUMENT. A wrapped
+ * buffer is used like any other: ops take element offsets, read and write byte offsets;
+ * after xo_buffer_write returns, `host` holds the data. */
+xo_status xo_buffer_wrap(xo_context *ctx, void *host, size_t bytes, xo_buffer **out);
+/* Wait for b's producers (and for queued ops still reading `host` in place) and make
+ * `host` current: after it the caller may read or write `host` directly. */
+xo_status xo_buffer_sync(xo_buffer *b);
+/* The caller wrote `host` directly: every device copy is now stale (the next op on a
+ * device moves the data there again). */
+xo_status xo_buffer_host_written(xo_buffer *b);
 
 /* ---- ops ------------------------------------------------------------------ */
 

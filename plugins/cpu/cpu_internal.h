@@ -29,7 +29,7 @@ xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_
 void *xo_cpu_ptr(const xo_op_desc *op, int i);               /* operand i's first element */
 void xo_cpu_store(const xo_op_desc *op, int i, double v);    /* operand i's first element = v */
 int xo_cpu_fits_int(const xo_op_desc *op);                   /* every dimension fits BLAS's int */
-void xo_cpu_scale_matrix(const xo_op_desc *op);              /* C (operand 2) = beta C, gemm's k = 0 */
+void xo_cpu_scale_output(const xo_op_desc *op);              /* C = beta C etc. without reading A, B, x */
 int xo_cpu_isa(void);                                        /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
 /* The selected elementwise loops: y = op(x) (y may be x); rows [r0, r1) of a += bias;
  * XO_SUM or XO_MAX_ELEMENT of n >= 1 contiguous elements. */

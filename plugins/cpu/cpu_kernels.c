@@ -3,6 +3,7 @@
 #include "cpu_internal.h"
 
 #include <cblas.h>
+#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -229,18 +230,21 @@ double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n)
     return op == XO_SUM ? kernels()->sum_d(x, n) : kernels()->max_d(x, n);
 }
 
-/* C = beta*C for gemm with k = 0 (BLAS semantics; beta = 0 writes zeros). */
-void xo_cpu_scale_matrix(const xo_op_desc *op)
+/* C = beta*C (gemm and gemm_bias_act with k == 0 or alpha == 0), y = beta*y (gemv with
+ * alpha == 0) or x = 0 (scal with alpha == 0), without reading A, B or x (see
+ * xo_scale_view). OpenBLAS is not asked: its gemm reads A and B with alpha == 0 on some
+ * paths, and newer versions keep NaN in scal by 0. A factor of 0 writes zeros without
+ * reading. */
+void xo_cpu_scale_output(const xo_op_desc *op)
 {
-    size_t outer = op->layout == XO_ROW_MAJOR ? op->m : op->n;
-    size_t inner = op->layout == XO_ROW_MAJOR ? op->n : op->m;
-    for (size_t r = 0; r < outer; r++) {
+    const xo_scale_view v = xo_op_scale_view(op);
+    for (size_t r = 0; r < v.rows; r++) {
         if (op->dtype == XO_F32) {
-            float *c = (float *)ptr(op, 2) + r * op->ld[2];
-            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0f : (float)op->beta * c[j];
+            float *c = (float *)ptr(op, v.arg) + r * v.ld;
+            for (size_t j = 0; j < v.cols; j++) c[j] = v.factor == 0 ? 0.0f : (float)v.factor * c[j];
         } else {
-            double *c = (double *)ptr(op, 2) + r * op->ld[2];
-            for (size_t j = 0; j < inner; j++) c[j] = op->beta == 0 ? 0.0 : op->beta * c[j];
+            double *c = (double *)ptr(op, v.arg) + r * v.ld;
+            for (size_t j = 0; j < v.cols; j++) c[j] = v.factor == 0 ? 0.0 : v.factor * c[j];
         }
     }
 }
@@ -263,8 +267,8 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;
     switch (op->kind) {
     case XO_OP_GEMM:
-        if (k == 0)
-            xo_cpu_scale_matrix(op);
+        if (k == 0 || op->alpha == 0)
+            xo_cpu_scale_output(op);
         else if (s)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
                         (int)op->ld[1], (float)op->beta, ptr(op, 2), (int)op->ld[2]);
@@ -287,7 +291,9 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
             cblas_daxpy(n, op->alpha, ptr(op, 0), ix, ptr(op, 1), iy);
         break;
     case XO_OP_SCAL:
-        if (s)
+        if (op->alpha == 0)
+            xo_cpu_scale_output(op);
+        else if (s)
             cblas_sscal(n, (float)op->alpha, ptr(op, 0), ix);
         else
             cblas_dscal(n, op->alpha, ptr(op, 0), ix);

@@ -4,6 +4,7 @@
 #include "cpu_internal.h"
 
 #include <cblas.h>
+#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <math.h>
 #include <pthread.h>
 
@@ -292,8 +293,8 @@ static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, co
     int row = op->layout == XO_ROW_MAJOR;
     size_t outer = row ? op->m : op->n, inner = row ? op->n : op->m;
     size_t es = op->dtype == XO_F32 ? sizeof(float) : sizeof(double);
-    if (op->k == 0) { /* C = act(beta C + bias) */
-        xo_cpu_scale_matrix(op);
+    if (op->k == 0 || op->alpha == 0) { /* C = act(beta C + bias), A and B not read */
+        xo_cpu_scale_output(op);
         epilogue(pool, j, 0, outer, inner);
         return XO_OK;
     }

@@ -1,11 +1,14 @@
 /* The CPU plugin: device 0, the host. Operands are host memory; ops run on the
  * calling thread (OpenBLAS, or our loops on a small pool). */
 #include "cpu_internal.h"
+#include "xo_host_blas.h" /* the core's express path calls these directly */
 
 #include <cblas.h>
+#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define XO_CPU_MAX_THREADS 64
 
@@ -37,6 +40,48 @@ static void cpuinfo_field(const char *key, char *out, size_t cap)
         fclose(f);
 }
 
+/* OpenBLAS cores without AVX2 kernels: on a CPU that has AVX2 (or AVX-512) such a core
+ * runs several times below what the CPU can do (seen: Debian's 0.3.21 picked Prescott on
+ * a new Xeon, 15 GFLOP/s instead of 146 with OPENBLAS_CORETYPE=SkylakeX). */
+static int core_lacks_avx2(const char *core)
+{
+    static const char *const weak[] = {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
+                                       "katmai", "coppermine", "northwood", "banias", "athlon", "opteron",
+                                       "barcelona", "bobcat", "sandybridge", "bulldozer", "piledriver",
+                                       "generic", NULL};
+    for (int i = 0; weak[i]; i++)
+        if (strcasecmp(core, weak[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* "OpenBLAS 0.3.21 Cooperlake, 2 threads": the library, the kernels it runs (its core)
+ * and the thread count, which together decide the CPU's speed, so the profile cache is
+ * keyed on them (a profile never outlives the BLAS it measured). Warns when the core is
+ * far below what the CPU supports, with the fix. */
+static void blas_identity(const xo_plugin_host *host, int threads, char *out, size_t cap)
+{
+    /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "OpenBLAS 0.3.21" */
+    const char *cfg = openblas_get_config();
+    size_t words = 0, len = 0;
+    for (; cfg && cfg[len] && len < 24; len++)
+        if (cfg[len] == ' ' && ++words == 2)
+            break;
+    const char *core = openblas_get_corename();
+    if (!core)
+        core = "unknown";
+    snprintf(out, cap, "%.*s %.20s, %d thread%s", (int)len, cfg ? cfg : "OpenBLAS", core, threads,
+             threads == 1 ? "" : "s");
+    __builtin_cpu_init();
+    int avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+    if ((avx2 || avx512) && core_lacks_avx2(core))
+        host->log(XO_LOG_WARN,
+                  "OpenBLAS runs its %s kernels on a CPU with %s: expect several times less than the CPU can "
+                  "do. Set OPENBLAS_CORETYPE=%s in the environment before the program starts (or use an "
+                  "OpenBLAS that knows this CPU)",
+                  core, avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
+}
+
 static xo_status cpu_init(const xo_plugin_host *host, void **out_state, int *out_ndevices)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -54,13 +99,7 @@ static xo_status cpu_init(const xo_plugin_host *host, void **out_state, int *out
     cpuinfo_field("model name", s->info.name, sizeof s->info.name);
     snprintf(s->info.vendor, sizeof s->info.vendor, "unknown");
     cpuinfo_field("vendor_id", s->info.vendor, sizeof s->info.vendor);
-    /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "OpenBLAS 0.3.21" */
-    const char *cfg = openblas_get_config();
-    size_t words = 0, len = 0;
-    for (; cfg && cfg[len] && len < sizeof s->info.driver - 1; len++)
-        if (cfg[len] == ' ' && ++words == 2)
-            break;
-    snprintf(s->info.driver, sizeof s->info.driver, "%.*s", (int)len, cfg ? cfg : "OpenBLAS");
+    blas_identity(host, threads, s->info.driver, sizeof s->info.driver);
     snprintf(s->info.plugin, sizeof s->info.plugin, "cpu");
     s->info.kind = XO_DEVICE_CPU;
     s->info.host_unified = 1;
@@ -160,8 +199,9 @@ static const xo_plugin cpu_plugin = {
     .run = cpu_run,
     .finish = cpu_finish,
     .drain_timings = NULL,
-    .host_blas = &cpu_host_blas,
 };
+
+const xo_host_blas *xo__cpu_host_blas(void) { return &cpu_host_blas; }
 
 const xo_plugin *xo_plugin_cpu(void);
 const xo_plugin *xo_plugin_cpu(void) { return &cpu_plugin; }

@@ -116,6 +116,9 @@ typedef int cublasPointerMode_t;
 #define XO_CUBLAS_DOT_PARAMS(T) \
     (cublasHandle_t h, int n, const T *x, int incx, const T *y, int incy, T *result)
 #define XO_CUBLAS_NRM2_PARAMS(T) (cublasHandle_t h, int n, const T *x, int incx, T *result)
+#define XO_CUBLAS_GER_PARAMS(T)                                                    \
+    (cublasHandle_t h, int m, int n, const T *alpha, const T *x, int incx, const T *y, \
+     int incy, T *a, int lda)
 
 #define XO_CUBLAS_SYMBOLS(X)                                                            \
     X(cublasCreate_v2, NULL, (cublasHandle_t * h))                                      \
@@ -134,7 +137,9 @@ typedef int cublasPointerMode_t;
     X(cublasSdot_v2, NULL, XO_CUBLAS_DOT_PARAMS(float))                                 \
     X(cublasDdot_v2, NULL, XO_CUBLAS_DOT_PARAMS(double))                                \
     X(cublasSnrm2_v2, NULL, XO_CUBLAS_NRM2_PARAMS(float))                               \
-    X(cublasDnrm2_v2, NULL, XO_CUBLAS_NRM2_PARAMS(double))
+    X(cublasDnrm2_v2, NULL, XO_CUBLAS_NRM2_PARAMS(double))                              \
+    X(cublasSger_v2, NULL, XO_CUBLAS_GER_PARAMS(float))                                 \
+    X(cublasDger_v2, NULL, XO_CUBLAS_GER_PARAMS(double))
 
 typedef struct xo__cublas_api {
 #define XO_CUBLAS_FIELD_(sym, fallback, params) cublasStatus_t(*sym) params;

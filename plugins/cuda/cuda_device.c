@@ -13,6 +13,17 @@ const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2] = {
     [XO_CUDA_K_BINARY] = {"xo_binary_f32", "xo_binary_f64"},
     [XO_CUDA_K_BIAS] = {"xo_bias_f32", "xo_bias_f64"},
     [XO_CUDA_K_REDUCE] = {"xo_reduce_f32", "xo_reduce_f64"},
+    [XO_CUDA_K_SCALE] = {"xo_scale_f32", "xo_scale_f64"},
+    [XO_CUDA_K_NRM2] = {"xo_nrm2_f32", "xo_nrm2_f64"},
+    [XO_CUDA_K_COPY] = {"xo_copy_f32", "xo_copy_f64"},
+    [XO_CUDA_K_FILL] = {"xo_fill_f32", "xo_fill_f64"},
+    [XO_CUDA_K_AXPBY] = {"xo_axpby_f32", "xo_axpby_f64"},
+    [XO_CUDA_K_BINARY_SCALAR] = {"xo_binary_scalar_f32", "xo_binary_scalar_f64"},
+    [XO_CUDA_K_SCALE_BY] = {"xo_scale_by_f32", "xo_scale_by_f64"},
+    [XO_CUDA_K_SOFTMAX] = {"xo_softmax_f32", "xo_softmax_f64"},
+    [XO_CUDA_K_REDUCE_ROWS] = {"xo_reduce_rows_f32", "xo_reduce_rows_f64"},
+    [XO_CUDA_K_REDUCE_COLS] = {"xo_reduce_cols_f32", "xo_reduce_cols_f64"},
+    [XO_CUDA_K_EPILOGUE] = {"xo_epilogue_f32", "xo_epilogue_f64"},
 };
 
 const unsigned char *xo__cuda_fatbin(size_t *out_size)
@@ -70,7 +81,7 @@ static int load_kernels(xo__cuda_state *st, xo__cuda_device *d)
                        xo__cuda_result_name(r));
         }
     if (r == CUDA_SUCCESS) {
-        r = xo__cu.cuMemAlloc_v2(&d->scratch, XO_CUDA_REDUCE_BLOCKS * sizeof(double));
+        r = xo__cu.cuMemAlloc_v2(&d->scratch, 3 * XO_CUDA_REDUCE_BLOCKS * sizeof(double)); /* nrm2: triples */
         if (r != CUDA_SUCCESS) {
             h->log(XO_LOG_WARN, "cuda: cuMemAlloc_v2 (reduction scratch): %s", xo__cuda_result_name(r));
             d->scratch = 0;

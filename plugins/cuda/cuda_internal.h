@@ -6,6 +6,7 @@
  *                   its cuBLAS handle and kernel module
  *   cuda_memory.c   mem_alloc, mem_free, upload, download (pinned staging)
  *   cuda_ops.c      run(): cuBLAS calls and kernel launches, per-op timing events
+ *   cuda_ops_nn.c   run() for the 0.3 ops (copy, fill, ..., gemm_bias_act)
  * Every entry that touches a device takes that device's lock and makes its primary
  * context current (xo__cuda_enter / xo__cuda_leave) for the duration of the call. */
 #ifndef XO_CUDA_INTERNAL_H
@@ -22,13 +23,17 @@
 #define XO_CUDA_BLOCK 256               /* threads per block; matches the .cu file */
 #define XO_CUDA_MAX_GRID 65535u         /* grid-stride kernels: any grid is correct */
 #define XO_CUDA_REDUCE_BLOCKS 1024u     /* first-pass partials of a reduction */
+#define XO_CUDA_COLS_TILE 32u           /* columns per block of xo_reduce_cols; matches the .cu file */
 #define XO_CUDA_TIMING_SLOTS 256        /* bounded ring of per-op event pairs */
 #define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
 #define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
 
 /* Our kernels, by kind; each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
-    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_COUNT
+    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_SCALE, XO_CUDA_K_NRM2,
+    XO_CUDA_K_COPY, XO_CUDA_K_FILL, XO_CUDA_K_AXPBY, XO_CUDA_K_BINARY_SCALAR, XO_CUDA_K_SCALE_BY,
+    XO_CUDA_K_SOFTMAX, XO_CUDA_K_REDUCE_ROWS, XO_CUDA_K_REDUCE_COLS, XO_CUDA_K_EPILOGUE,
+    XO_CUDA_K_COUNT
 } xo__cuda_kernel;
 extern const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2];
 
@@ -62,7 +67,7 @@ typedef struct xo__cuda_device {
     cublasHandle_t blas;  /* when blas_state == 1 */
     CUmodule module;      /* when kernels_state == 1 */
     CUfunction fn[XO_CUDA_K_COUNT][2];
-    CUdeviceptr scratch;  /* XO_CUDA_REDUCE_BLOCKS doubles of reduction partials */
+    CUdeviceptr scratch;  /* 3 * XO_CUDA_REDUCE_BLOCKS doubles of reduction partials */
 
     xo__cuda_staging staging[XO_CUDA_STAGING_SLOTS];
     int staging_next;     /* slot for the next chunk */
@@ -128,7 +133,32 @@ xo_status xo__cuda_download(void *state, int dev, xo_plugin_mem *src, size_t src
 void xo__cuda_staging_release(xo__cuda_device *d);
 
 /* cuda_ops.c */
+/* BLAS ops that run on our kernels rather than cuBLAS: gemm, gemv and scal with
+ * alpha == 0 (cuBLAS does not document leaving A/B/x unread then; these only scale C or
+ * y by beta, or write zeros: xo_op_scales_only) and nrm2 (scaled, whatever cuBLAS's version does). */
+static inline int xo__cuda_blas_on_kernels(const xo_op_desc *op)
+{
+    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
+}
+
+/* The device address of operand i of `op` (esize: bytes per element). */
+#define XO_CUDA_DEVPTR(op, i, esize) ((op)->arg[i].mem->ptr + (CUdeviceptr)((op)->arg[i].off * (esize)))
+/* What running an op kind needs: cuBLAS, our kernels; XO_CUDA_NEED_NN: it runs in
+ * cuda_ops_nn.c. 0: the kind does not run on CUDA. */
+#define XO_CUDA_NEED_BLAS 1u
+#define XO_CUDA_NEED_KERNELS 2u
+#define XO_CUDA_NEED_NN 4u
+unsigned xo__cuda_needs(xo_op_kind kind);
 xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t token);
+/* cuBLAS for GEMM..NRM2 (d's handle ready, context current). */
+xo_status xo__cuda_run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+/* Blocks for `work` grid-stride items of one thread each, at most `cap`. */
+unsigned xo__cuda_grid_for(size_t work, unsigned cap);
+/* Launch kernel `k` (f64: double variant) with XO_CUDA_BLOCK threads on d's stream. */
+xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
+                          unsigned gy, void **params);
+/* cuda_ops_nn.c: one 0.3 op (xo__cuda_needs(kind) has XO_CUDA_NEED_NN). */
+xo_status xo__cuda_run_nn(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 int xo__cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max);
 /* Destroy the timing events of `d` (context current). */
 void xo__cuda_timing_release(xo__cuda_device *d);

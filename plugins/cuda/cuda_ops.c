@@ -5,16 +5,17 @@
  * column-major n x m matrix with the same ld):
  *   gemm  C = op(A) op(B)  <=>  C^T = op(B)^T op(A)^T: swap A/B and m/n, keep ta/tb.
  *   gemv  y = op(A) x: A is seen as A^T (n x m), so the transpose flag flips.
- * alpha/beta are host scalars (pointer mode HOST); dot and nrm2 write their result
- * into device memory (pointer mode DEVICE), so nothing waits for the device.
+ * alpha/beta are host scalars (pointer mode HOST); dot writes its result into device
+ * memory (pointer mode DEVICE), so nothing waits for the device.
  *
- * Other kinds launch our kernels (kernels/xo_cuda_kernels.cu). Each op is bracketed by
- * a pair of events in a bounded ring; drain_timings harvests the completed ones. */
+ * Other kinds launch our kernels (kernels/xo_cuda_kernels.cu), and so do nrm2 and
+ * gemm/gemv/scal with alpha == 0 (xo__cuda_blas_on_kernels). Each op is bracketed by a
+ * pair of events in a bounded ring; drain_timings harvests the completed ones. */
 #include "cuda_internal.h"
 
 #include <limits.h>
 
-#define DEVPTR(op, i, esize) ((op)->arg[i].mem->ptr + (CUdeviceptr)((op)->arg[i].off * (esize)))
+#define DEVPTR XO_CUDA_DEVPTR
 
 /* ---- per-op timing ring --------------------------------------------------------- */
 
@@ -109,7 +110,7 @@ static cublasOperation_t blas_op(xo_transpose t)
     return t == XO_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
+xo_status xo__cuda_run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
 {
     const int f64 = op->dtype == XO_F64;
     const size_t es = f64 ? sizeof(double) : sizeof(float);
@@ -124,9 +125,8 @@ static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
     const int ld0 = (int)op->ld[0], ld1 = (int)op->ld[1], ld2 = (int)op->ld[2];
     const int inc0 = (int)op->inc[0], inc1 = (int)op->inc[1];
 
-    const int device_result = op->kind == XO_OP_DOT || op->kind == XO_OP_NRM2;
     XO_CUDA_TRY(XO_CUBLAS(st, cublasSetPointerMode_v2,
-                          (h, device_result ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST)));
+                          (h, op->kind == XO_OP_DOT ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST)));
 
     switch (op->kind) {
     case XO_OP_GEMM: {
@@ -181,11 +181,6 @@ static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
         return XO_CUBLAS(st, cublasSdot_v2, (h, n, (const float *)(uintptr_t)x, inc0, (const float *)(uintptr_t)y, inc1,
                                              (float *)(uintptr_t)r));
     }
-    case XO_OP_NRM2: {
-        CUdeviceptr x = DEVPTR(op, 0, es), r = DEVPTR(op, 1, es);
-        if (f64) return XO_CUBLAS(st, cublasDnrm2_v2, (h, n, (const double *)(uintptr_t)x, inc0, (double *)(uintptr_t)r));
-        return XO_CUBLAS(st, cublasSnrm2_v2, (h, n, (const float *)(uintptr_t)x, inc0, (float *)(uintptr_t)r));
-    }
     default:
         return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: op kind %d is not a BLAS op", (int)op->kind);
     }
@@ -193,21 +188,35 @@ static xo_status run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
 
 /* ---- our kernels ------------------------------------------------------------------ */
 
-static unsigned grid_for(size_t work, unsigned cap)
+unsigned xo__cuda_grid_for(size_t work, unsigned cap)
 {
     size_t blocks = (work + XO_CUDA_BLOCK - 1) / XO_CUDA_BLOCK;
     if (blocks < 1) blocks = 1;
     return blocks > cap ? cap : (unsigned)blocks;
 }
 
-static xo_status launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
-                        unsigned gy, void **params)
+xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
+                          unsigned gy, void **params)
 {
     CUresult r = xo__cu.cuLaunchKernel(d->fn[k][f64], gx, gy, 1, XO_CUDA_BLOCK, 1, 1, 0, d->stream, params, NULL);
     if (r == CUDA_SUCCESS) return XO_OK;
     return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
                                "cuLaunchKernel(%s): %s (%d)", xo__cuda_kernel_names[k][f64],
                                xo__cuda_result_name(r), r);
+}
+
+/* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y or x = 0 (xo_scale). */
+static xo_status run_scale(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
+{
+    const int f64 = op->dtype == XO_F64;
+    const xo_scale_view v = xo_op_scale_view(op);
+    unsigned long long rows = v.rows, cols = v.cols, ld = v.ld;
+    double fd = v.factor;
+    float ff = (float)v.factor;
+    CUdeviceptr a = DEVPTR(op, v.arg, f64 ? sizeof(double) : sizeof(float));
+    void *params[] = {&a, &rows, &cols, &ld, f64 ? (void *)&fd : (void *)&ff};
+    unsigned gy = v.rows > XO_CUDA_MAX_GRID ? XO_CUDA_MAX_GRID : (unsigned)v.rows;
+    return xo__cuda_launch(st, d, XO_CUDA_K_SCALE, f64, xo__cuda_grid_for(v.cols, XO_CUDA_MAX_GRID), gy, params);
 }
 
 static xo_status run_kernel(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
@@ -221,49 +230,81 @@ static xo_status run_kernel(xo__cuda_state *st, xo__cuda_device *d, const xo_op_
     case XO_OP_UNARY: {
         CUdeviceptr x = DEVPTR(op, 0, es), y = DEVPTR(op, 1, es);
         void *params[] = {&x, &y, &n, &subop};
-        return launch(st, d, XO_CUDA_K_UNARY, f64, grid_for(op->n, XO_CUDA_MAX_GRID), 1, params);
+        return xo__cuda_launch(st, d, XO_CUDA_K_UNARY, f64, xo__cuda_grid_for(op->n, XO_CUDA_MAX_GRID), 1, params);
     }
     case XO_OP_BINARY: {
         CUdeviceptr a = DEVPTR(op, 0, es), b = DEVPTR(op, 1, es), c = DEVPTR(op, 2, es);
         void *params[] = {&a, &b, &c, &n, &subop};
-        return launch(st, d, XO_CUDA_K_BINARY, f64, grid_for(op->n, XO_CUDA_MAX_GRID), 1, params);
+        return xo__cuda_launch(st, d, XO_CUDA_K_BINARY, f64, xo__cuda_grid_for(op->n, XO_CUDA_MAX_GRID), 1, params);
     }
     case XO_OP_BIAS: {
         CUdeviceptr a = DEVPTR(op, 0, es), bias = DEVPTR(op, 1, es);
         unsigned long long rows = op->m, cols = op->n, lda = op->ld[0];
         void *params[] = {&a, &bias, &rows, &cols, &lda};
         unsigned gy = op->m > XO_CUDA_MAX_GRID ? XO_CUDA_MAX_GRID : (unsigned)op->m;
-        return launch(st, d, XO_CUDA_K_BIAS, f64, grid_for(op->n, XO_CUDA_MAX_GRID), gy ? gy : 1, params);
+        return xo__cuda_launch(st, d, XO_CUDA_K_BIAS, f64, xo__cuda_grid_for(op->n, XO_CUDA_MAX_GRID), gy ? gy : 1,
+                               params);
+    }
+    case XO_OP_GEMM: /* alpha == 0: C = beta*C */
+    case XO_OP_GEMV: /* alpha == 0: y = beta*y */
+    case XO_OP_SCAL: /* alpha == 0: x = 0 */
+        return run_scale(st, d, op);
+    case XO_OP_NRM2: {
+        CUdeviceptr x = DEVPTR(op, 0, es), out = DEVPTR(op, 1, es);
+        unsigned long long inc = op->inc[0];
+        int stage = 0;
+        unsigned blocks = xo__cuda_grid_for(op->n, XO_CUDA_REDUCE_BLOCKS);
+        if (blocks == 1) {
+            void *params[] = {&x, &n, &inc, &out, &stage};
+            return xo__cuda_launch(st, d, XO_CUDA_K_NRM2, f64, 1, 1, params);
+        }
+        /* Pass 1: three partial sums per block into scratch; pass 2: one block folds them. */
+        CUdeviceptr scratch = d->scratch;
+        void *p1[] = {&x, &n, &inc, &scratch, &stage};
+        XO_CUDA_TRY(xo__cuda_launch(st, d, XO_CUDA_K_NRM2, f64, blocks, 1, p1));
+        unsigned long long nparts = blocks;
+        stage = 1;
+        void *p2[] = {&scratch, &nparts, &inc, &out, &stage};
+        return xo__cuda_launch(st, d, XO_CUDA_K_NRM2, f64, 1, 1, p2);
     }
     case XO_OP_REDUCE: {
         CUdeviceptr x = DEVPTR(op, 0, es), out = DEVPTR(op, 1, es);
-        unsigned blocks = grid_for(op->n, XO_CUDA_REDUCE_BLOCKS);
+        unsigned blocks = xo__cuda_grid_for(op->n, XO_CUDA_REDUCE_BLOCKS);
         if (blocks == 1) {
             void *params[] = {&x, &n, &subop, &out};
-            return launch(st, d, XO_CUDA_K_REDUCE, f64, 1, 1, params);
+            return xo__cuda_launch(st, d, XO_CUDA_K_REDUCE, f64, 1, 1, params);
         }
         /* Pass 1: one partial per block into scratch; pass 2: one block folds them. */
         CUdeviceptr scratch = d->scratch;
         void *p1[] = {&x, &n, &subop, &scratch};
-        XO_CUDA_TRY(launch(st, d, XO_CUDA_K_REDUCE, f64, blocks, 1, p1));
+        XO_CUDA_TRY(xo__cuda_launch(st, d, XO_CUDA_K_REDUCE, f64, blocks, 1, p1));
         unsigned long long nparts = blocks;
         void *p2[] = {&scratch, &nparts, &subop, &out};
-        return launch(st, d, XO_CUDA_K_REDUCE, f64, 1, 1, p2);
+        return xo__cuda_launch(st, d, XO_CUDA_K_REDUCE, f64, 1, 1, p2);
     }
     default:
         return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: op kind %d has no CUDA kernel", (int)op->kind);
     }
 }
 
-static int is_blas(xo_op_kind k)
+unsigned xo__cuda_needs(xo_op_kind kind)
 {
-    return k == XO_OP_GEMM || k == XO_OP_GEMV || k == XO_OP_AXPY || k == XO_OP_SCAL || k == XO_OP_DOT ||
-           k == XO_OP_NRM2;
+    enum { B = XO_CUDA_NEED_BLAS, K = XO_CUDA_NEED_KERNELS, NN = XO_CUDA_NEED_NN };
+    static const unsigned char needs[XO_OP_KIND_COUNT] = {
+        /* gemm, gemv, scal with alpha == 0 run on our xo_scale kernel, nrm2 on our scaled
+         * one (xo__cuda_blas_on_kernels) */
+        [XO_OP_GEMM] = B | K, [XO_OP_GEMV] = B | K, [XO_OP_AXPY] = B, [XO_OP_SCAL] = B | K, [XO_OP_DOT] = B,
+        [XO_OP_NRM2] = K, [XO_OP_UNARY] = K, [XO_OP_BINARY] = K, [XO_OP_BIAS] = K, [XO_OP_REDUCE] = K,
+        [XO_OP_COPY] = K | NN, [XO_OP_FILL] = K | NN, [XO_OP_AXPBY] = K | NN, [XO_OP_GER] = B | NN,
+        [XO_OP_BINARY_SCALAR] = K | NN, [XO_OP_SCALE_BY] = K | NN, [XO_OP_SOFTMAX] = K | NN,
+        [XO_OP_REDUCE_AXIS] = K | NN, [XO_OP_GEMM_BIAS_ACT] = B | K | NN, /* cuBLAS gemm + epilogue kernel */
+    };
+    return (unsigned)kind < XO_OP_KIND_COUNT ? needs[kind] : 0u;
 }
 
 static xo_status check_operands(xo__cuda_state *st, const xo_op_desc *op)
 {
-    if (op->narg < 1 || op->narg > 3)
+    if (op->narg < 1 || op->narg > XO_MAX_ARGS)
         return st->host->set_error(XO_ERR_INVALID_ARGUMENT, "cuda run: %d operands", op->narg);
     for (int i = 0; i < op->narg; i++)
         if (!op->arg[i].mem)
@@ -278,16 +319,21 @@ xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t toke
     if (!d) return XO_ERR_INVALID_ARGUMENT;
     if (!op) return st->host->set_error(XO_ERR_INVALID_ARGUMENT, "cuda run: op is NULL");
     XO_CUDA_TRY(check_operands(st, op));
-    const int blas = is_blas(op->kind);
+    const unsigned need = xo__cuda_needs(op->kind);
+    if (!need)
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: op kind %d does not run on CUDA", (int)op->kind);
 
     XO_CUDA_TRY(xo__cuda_enter(st, d));
-    if (!xo__cuda_ready_locked(st, d, blas)) {
-        xo__cuda_leave(d);
-        return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: %s unavailable on device %d",
-                                   blas ? "cuBLAS" : "the kernel module", dev);
-    }
+    for (int blas = 1; blas >= 0; blas--)
+        if ((need & (blas ? XO_CUDA_NEED_BLAS : XO_CUDA_NEED_KERNELS)) && !xo__cuda_ready_locked(st, d, blas)) {
+            xo__cuda_leave(d);
+            return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda run: %s unavailable on device %d",
+                                       blas ? "cuBLAS" : "the kernel module", dev);
+        }
     xo__cuda_timing *t = timing_begin(d, token);
-    xo_status s = blas ? run_blas(st, d, op) : run_kernel(st, d, op);
+    xo_status s = (need & XO_CUDA_NEED_NN)                                       ? xo__cuda_run_nn(st, d, op)
+                  : (need & XO_CUDA_NEED_BLAS) && !xo__cuda_blas_on_kernels(op) ? xo__cuda_run_blas(st, d, op)
+                                                                                : run_kernel(st, d, op);
     if (s == XO_OK) timing_end(d, t);
     xo__cuda_leave(d);
     return s;

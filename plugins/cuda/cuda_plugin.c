@@ -96,14 +96,12 @@ static int cuda_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     if (!st || dev < 0 || dev >= st->ndev) return 0;
     if (dtype != XO_F32 && dtype != XO_F64) return 0;
     xo__cuda_device *d = &st->dev[dev];
-    switch (kind) {
-    case XO_OP_GEMM: case XO_OP_GEMV: case XO_OP_AXPY: case XO_OP_SCAL: case XO_OP_DOT: case XO_OP_NRM2:
-        return xo__cuda_ready(st, d, 1) ? 1 : -1; /* -1: cuBLAS could not be set up */
-    case XO_OP_UNARY: case XO_OP_BINARY: case XO_OP_BIAS: case XO_OP_REDUCE:
-        return xo__cuda_ready(st, d, 0) ? 1 : -1; /* loads the module once ("compile" fault) */
-    default:
-        return 0;
-    }
+    const unsigned need = xo__cuda_needs(kind); /* every op kind in both precisions */
+    if (!need) return 0;
+    /* -1: cuBLAS could not be set up, or the module did not load ("compile" fault). */
+    if ((need & XO_CUDA_NEED_BLAS) && !xo__cuda_ready(st, d, 1)) return -1;
+    if ((need & XO_CUDA_NEED_KERNELS) && !xo__cuda_ready(st, d, 0)) return -1;
+    return 1;
 }
 
 static xo_status cuda_finish(void *state, int dev)

@@ -2,8 +2,9 @@
  *
  * Layout and transpose values are the CBLAS ones on both sides; offsets and increments
  * count elements, as in CLBlast. Every call enqueues on the device's in-order queue and
- * returns an event that goes to the timing ring; nothing waits here. dot and nrm2 write
- * their result into the output buffer on the device. */
+ * returns an event that goes to the timing ring; nothing waits here. dot writes its
+ * result into the output buffer on the device. nrm2, and gemm/gemv/scal with alpha == 0,
+ * run on our kernels instead (xo__cl_blas_on_kernels). */
 #include "cl_internal.h"
 
 _Static_assert((int)CLBlastLayoutRowMajor == (int)XO_ROW_MAJOR && (int)CLBlastLayoutColMajor == (int)XO_COL_MAJOR,
@@ -161,17 +162,6 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
         } else {
             call = "CLBlastSdot";
             s = CLBlastSdot(op->n, mo, a[2].off, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
-        }
-        break;
-    }
-    case XO_OP_NRM2: {
-        cl_mem mx = xo__cl_mem(a[0].mem), mo = xo__cl_mem(a[1].mem);
-        if (dbl) {
-            call = "CLBlastDnrm2";
-            s = CLBlastDnrm2(op->n, mo, a[1].off, mx, a[0].off, op->inc[0], &q, &ev);
-        } else {
-            call = "CLBlastSnrm2";
-            s = CLBlastSnrm2(op->n, mo, a[1].off, mx, a[0].off, op->inc[0], &q, &ev);
         }
         break;
     }

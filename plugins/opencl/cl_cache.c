@@ -12,11 +12,14 @@
  *     32+K     B  the binary from clGetProgramInfo(CL_PROGRAM_BINARIES)
  *
  * A file whose size, magic, key or checksum does not match is damaged: the caller
- * rebuilds from source and writes it again. Writes go to a temporary file in the same
+ * rebuilds from source and writes it again. So is anything but a regular file (a FIFO,
+ * a directory, a symbolic link): entries are opened without blocking or following links. Writes go to a temporary file in the same
  * directory that is then renamed over the entry, so readers never see half a file. */
 #include "cl_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +65,36 @@ int xo__cl_cache_path(const xo_plugin_host *host, const char *key, char *out, si
     return 1;
 }
 
-int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size)
+int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size, char *why,
+                      size_t whycap)
 {
     *out_bin = NULL;
     *out_size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    snprintf(why, whycap, "header, key or checksum does not match");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(why, whycap, "%s", errno == ELOOP ? "is a symbolic link" : strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    FILE *f = NULL;
+    if (fstat(fd, &sb) != 0)
+        snprintf(why, whycap, "cannot stat: %s", strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        snprintf(why, whycap, "is %s, not a regular file",
+                 S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" : "a special file");
+    else if (!(f = fdopen(fd, "rb")))
+        snprintf(why, whycap, "cannot read: %s", strerror(errno));
+    if (!f) {
+        close(fd);
+        return -1;
+    }
     int result = -1;
     unsigned char *data = NULL;
     unsigned char head[XO_CL_HEADER];
     size_t klen = strlen(key);
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || fread(head, 1, sizeof head, f) != sizeof head) goto done;
+    if (fread(head, 1, sizeof head, f) != sizeof head) goto done;
     if (memcmp(head, XO_CL_MAGIC, 8) != 0) goto done;
     uint64_t file_klen = get_u64(head + 8), blen = get_u64(head + 16), sum = get_u64(head + 24);
     if (file_klen != klen || blen == 0 || blen > XO_CL_MAX_ENTRY ||
@@ -98,7 +119,7 @@ done:
 /* mkdir -p for the entry's directory (cache_dir itself normally exists already). */
 static int make_parent_dirs(const char *path)
 {
-    char dir[1200];
+    char dir[PATH_MAX];
     size_t n = strlen(path);
     if (n >= sizeof dir) return -1;
     memcpy(dir, path, n + 1);
@@ -118,7 +139,7 @@ static int make_parent_dirs(const char *path)
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size)
 {
-    char tmp[1200];
+    char tmp[PATH_MAX];
     static _Atomic unsigned serial;
     size_t klen = strlen(key);
     if (!path[0] || size == 0) return;

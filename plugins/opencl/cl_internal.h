@@ -27,9 +27,9 @@
 typedef enum xo__cl_prog_id { XO_CL_PROG_ELEMENTWISE, XO_CL_PROG_REDUCE, XO_CL_PROG_COUNT } xo__cl_prog_id;
 typedef enum xo__cl_kernel_id {
     XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BINARY_SCALAR, XO_CL_K_COPY, /* elementwise.cl */
-    XO_CL_K_FILL, XO_CL_K_AXPBY, XO_CL_K_SCALE_BY, XO_CL_K_BIAS_ACT,
+    XO_CL_K_FILL, XO_CL_K_AXPBY, XO_CL_K_SCALE_BY, XO_CL_K_BIAS_ACT, XO_CL_K_SCALE,
     XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL, XO_CL_K_REDUCE_AXIS,  /* reduce.cl */
-    XO_CL_K_SOFTMAX,
+    XO_CL_K_SOFTMAX, XO_CL_K_NRM2_PARTIAL, XO_CL_K_NRM2_FINAL,
     XO_CL_K_COUNT
 } xo__cl_kernel_id;
 
@@ -58,6 +58,8 @@ typedef struct xo__cl_device {
     xo_device_info info;
     char platform_version[128];
     cl_ulong max_alloc;
+    cl_ulong global_mem;        /* CL_DEVICE_GLOBAL_MEM_SIZE (0: unknown) */
+    _Atomic cl_ulong held;      /* bytes of the buffers mem_alloc gave out and not yet freed */
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
 
@@ -66,7 +68,7 @@ typedef struct xo__cl_device {
     int prog_state[XO_CL_PROG_COUNT][2]; /* [prog][dtype]: 0 not tried, 1 built, -1 failed */
     cl_program prog[XO_CL_PROG_COUNT][2];
     cl_kernel kernel[XO_CL_K_COUNT][2];
-    cl_mem partials; /* reduce pass-1 results: XO_CL_REDUCE_LOCAL doubles */
+    cl_mem partials; /* reduce/nrm2 pass-1 results: 3 * XO_CL_REDUCE_LOCAL doubles */
     xo__cl_timing ring[XO_CL_RING];
     int ring_head, ring_count;
     double overflow_us;    /* time of ops that left a full ring before a drain */
@@ -118,6 +120,13 @@ xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
 CLBlastStatusCode xo__cl_gemm_enqueue(const xo_op_desc *op, cl_command_queue *q, cl_event *ev);
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
+/* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
+ * alpha == 0 (CLBlast computes 0 * NaN; these only scale C or y by beta, or write zeros:
+ * xo_op_scales_only) and nrm2 (CLBlast's squares overflow and underflow; ours are scaled). */
+static inline int xo__cl_blas_on_kernels(const xo_op_desc *op)
+{
+    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
+}
 /* 1 if the program that runs `kind` in `dtype` is built (building it now if never tried). */
 int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);
 xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
@@ -146,6 +155,10 @@ cl_int xo__cl_launch_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *arg
 /* A 1-D grid-stride launch over n items (work-groups of up to 256); d->lock held. */
 cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t n,
                                cl_event *ev, const char **call);
+/* A 2-D grid-stride launch over outer x inner items (work-groups of up to 64, dimension
+ * 0 over inner, the contiguous index); d->lock held. */
+cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t outer,
+                               size_t inner, cl_event *ev, const char **call);
 
 /* ---- cl_nn.c ------------------------------------------------------------------- */
 /* copy, fill, axpby, binary_scalar, scale_by, bias, softmax, reduce_axis: one kernel
@@ -160,8 +173,10 @@ uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);
 /* Path of the cache entry for `key` ("" and 0 when there is no cache directory). */
 int xo__cl_cache_path(const xo_plugin_host *host, const char *key, char *out, size_t cap);
 /* 1: *out_bin (malloc'd) holds a binary whose header, key and checksum are intact;
- * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key). */
-int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size);
+ * 0: no entry; -1: a damaged entry (truncated, bad checksum, other key, not a regular
+ * file), the reason in `why`. Never blocks (a FIFO there is damaged). */
+int xo__cl_cache_load(const char *path, const char *key, unsigned char **out_bin, size_t *out_size, char *why,
+                      size_t whycap);
 /* Write atomically (temp file + rename); failures are logged, never fatal. */
 void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char *key,
                         const unsigned char *bin, size_t size);

@@ -10,6 +10,7 @@
 #include "cl_internal.h"
 #include "xo_cl_embedded.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,8 @@ static const struct {
     const char *source; /* kernels_cl/<source>.cl */
     xo__cl_kernel_id first, end;
 } programs[XO_CL_PROG_COUNT] = {
-    [XO_CL_PROG_ELEMENTWISE] = {"elementwise", XO_CL_K_UNARY, XO_CL_K_BIAS_ACT + 1},
-    [XO_CL_PROG_REDUCE] = {"reduce", XO_CL_K_REDUCE_PARTIAL, XO_CL_K_SOFTMAX + 1},
+    [XO_CL_PROG_ELEMENTWISE] = {"elementwise", XO_CL_K_UNARY, XO_CL_K_SCALE + 1},
+    [XO_CL_PROG_REDUCE] = {"reduce", XO_CL_K_REDUCE_PARTIAL, XO_CL_K_NRM2_FINAL + 1},
 };
 
 static const char *const kernel_names[XO_CL_K_COUNT] = {
@@ -41,10 +42,13 @@ static const char *const kernel_names[XO_CL_K_COUNT] = {
     [XO_CL_K_AXPBY] = "xo_axpby",
     [XO_CL_K_SCALE_BY] = "xo_scale_by",
     [XO_CL_K_BIAS_ACT] = "xo_bias_act",
+    [XO_CL_K_SCALE] = "xo_scale",
     [XO_CL_K_REDUCE_PARTIAL] = "xo_reduce_partial",
     [XO_CL_K_REDUCE_FINAL] = "xo_reduce_final",
     [XO_CL_K_REDUCE_AXIS] = "xo_reduce_axis",
     [XO_CL_K_SOFTMAX] = "xo_softmax",
+    [XO_CL_K_NRM2_PARTIAL] = "xo_nrm2_partial",
+    [XO_CL_K_NRM2_FINAL] = "xo_nrm2_final",
 };
 
 static const char *const build_options[2] = {"", "-DXO_FP64=1"};
@@ -143,7 +147,7 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         return 0;
     }
 
-    char key[1024], path[1200];
+    char key[1024], path[PATH_MAX];
     snprintf(key, sizeof key,
              "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
              "options=%s\nsource=%s:%016llx:%zu\n",
@@ -154,16 +158,20 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     if (cached) {
         unsigned char *bin = NULL;
         size_t size = 0;
-        int r = xo__cl_cache_load(path, key, &bin, &size);
+        char why[128];
+        int r = xo__cl_cache_load(path, key, &bin, &size, why, sizeof why);
         if (r == 1) p = build_from_binary(d, bin, size, opts);
         free(bin);
         if (p) {
             atomic_fetch_add(&n_hits, 1);
             h->log(XO_LOG_DEBUG, "opencl: %s: program '%s' (%s) loaded from %s", d->info.name, src_name,
                    dtype_names[dt], path);
-        } else if (r != 0) {
+        } else if (r < 0) {
             atomic_fetch_add(&n_rejected, 1);
-            h->log(XO_LOG_INFO, "opencl: kernel cache entry %s is damaged or refused; rebuilding", path);
+            h->log(XO_LOG_WARN, "opencl: kernel cache entry %s is damaged (%s); rebuilding", path, why);
+        } else if (r == 1) {
+            atomic_fetch_add(&n_rejected, 1);
+            h->log(XO_LOG_INFO, "opencl: kernel cache entry %s refused by the driver; rebuilding", path);
         }
     }
 
@@ -219,10 +227,14 @@ static int program_for(xo_op_kind kind)
     case XO_OP_AXPBY:
     case XO_OP_SCALE_BY:
     case XO_OP_GEMM_BIAS_ACT: /* its epilogue */
+    case XO_OP_GEMM:          /* alpha == 0: xo_scale */
+    case XO_OP_GEMV:
+    case XO_OP_SCAL:
         return XO_CL_PROG_ELEMENTWISE;
     case XO_OP_REDUCE:
     case XO_OP_REDUCE_AXIS:
     case XO_OP_SOFTMAX:
+    case XO_OP_NRM2:
         return XO_CL_PROG_REDUCE;
     default:
         return -1;
@@ -295,6 +307,33 @@ cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
     return xo__cl_launch_locked(d, k, args, nargs, 1, &global, &lsz, ev, call);
 }
 
+cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t outer,
+                               size_t inner, cl_event *ev, const char **call)
+{
+    size_t wg = xo__cl_kernel_wg(d, k);
+    size_t total = xo__cl_pow2_floor(wg < 64 ? wg : 64);
+    size_t l0 = 1;
+    while (l0 < total && l0 < inner) l0 *= 2;
+    size_t local[2] = {l0, total / l0};
+    size_t global[2] = {xo__cl_round_up(inner < 4096 ? inner : 4096, local[0]),
+                        xo__cl_round_up(outer < 4096 ? outer : 4096, local[1])};
+    return xo__cl_launch_locked(d, k, args, nargs, 2, global, local, ev, call);
+}
+
+/* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y, or x = 0 (xo_scale). */
+static cl_int run_scale_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
+{
+    const int dt = op->dtype;
+    const xo_scale_view v = xo_op_scale_view(op);
+    const cl_double fd = v.factor;
+    const cl_float ff = (cl_float)v.factor;
+    cl_mem a = xo__cl_mem(op->arg[v.arg].mem);
+    cl_ulong rows = v.rows, cols = v.cols, ld = v.ld, off = op->arg[v.arg].off;
+    const xo__cl_arg args[] = {XO_CL_ARG(rows), XO_CL_ARG(cols), XO_CL_ARG(a),
+                               XO_CL_ARG(off),  XO_CL_ARG(ld),   dt == XO_F64 ? XO_CL_ARG(fd) : XO_CL_ARG(ff)};
+    return xo__cl_launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], args, 6, rows, cols, ev, call);
+}
+
 static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
 {
     const int dt = op->dtype;
@@ -314,17 +353,20 @@ static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_
     return xo__cl_launch_1d_locked(d, d->kernel[XO_CL_K_BINARY][dt], args, 8, op->n, ev, call);
 }
 
-/* Two passes: work-group trees into d->partials, then one work-group over the partials.
- * Both are enqueued under the lock, so concurrent reductions never share partials. */
+/* Two passes: work-group trees into d->partials, then one work-group over the partials
+ * (reduce: one value per group; nrm2: three). Both are enqueued under the lock, so
+ * concurrent reductions never share partials. */
 static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, cl_event *ev1,
                                 cl_event *ev2, const char **call)
 {
     const int dt = op->dtype;
     const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    cl_kernel k1 = d->kernel[XO_CL_K_REDUCE_PARTIAL][dt], k2 = d->kernel[XO_CL_K_REDUCE_FINAL][dt];
+    const int nrm2 = op->kind == XO_OP_NRM2;
+    cl_kernel k1 = d->kernel[nrm2 ? XO_CL_K_NRM2_PARTIAL : XO_CL_K_REDUCE_PARTIAL][dt],
+              k2 = d->kernel[nrm2 ? XO_CL_K_NRM2_FINAL : XO_CL_K_REDUCE_FINAL][dt];
     cl_int err = CL_SUCCESS;
     if (!d->partials) {
-        d->partials = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, XO_CL_REDUCE_LOCAL * sizeof(double), NULL, &err);
+        d->partials = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 3 * XO_CL_REDUCE_LOCAL * sizeof(double), NULL, &err);
         if (err != CL_SUCCESS) {
             d->partials = NULL;
             *call = "clCreateBuffer";
@@ -340,16 +382,23 @@ static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_
     size_t global = groups * lsz;
 
     cl_int subop = op->subop;
-    cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off;
+    cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off, inc = op->inc[0];
     cl_uint count = (cl_uint)groups;
     cl_mem x = xo__cl_mem(op->arg[0].mem), out = xo__cl_mem(op->arg[1].mem), part = d->partials;
-    const xo__cl_arg a1[] = {XO_CL_ARG(subop), XO_CL_ARG(n),    XO_CL_ARG(x),
-                             XO_CL_ARG(x_off), XO_CL_ARG(part), {lsz * esize, NULL}};
-    err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    const xo__cl_arg scratch = {lsz * esize, NULL};
+    if (nrm2) {
+        const xo__cl_arg a1[] = {XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(inc), XO_CL_ARG(part), scratch};
+        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    } else {
+        const xo__cl_arg a1[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(part),
+                                 scratch};
+        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+    }
     if (err != CL_SUCCESS) return err;
-    const xo__cl_arg a2[] = {XO_CL_ARG(subop), XO_CL_ARG(count),   XO_CL_ARG(part),
-                             XO_CL_ARG(out),   XO_CL_ARG(out_off), {lsz * esize, NULL}};
-    err = xo__cl_launch_locked(d, k2, a2, 6, 1, &lsz, &lsz, ev2, call);
+    /* Pass 2: the same arguments, less reduce's leading sub-op for nrm2. */
+    const xo__cl_arg a2[] = {XO_CL_ARG(subop), XO_CL_ARG(count), XO_CL_ARG(part), XO_CL_ARG(out), XO_CL_ARG(out_off),
+                             scratch};
+    err = xo__cl_launch_locked(d, k2, a2 + nrm2, 6 - nrm2, 1, &lsz, &lsz, ev2, call);
     if (err != CL_SUCCESS) {
         /* pass 1 only wrote our scratch: out is untouched */
         clReleaseEvent(*ev1);
@@ -370,10 +419,12 @@ xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc
     const char *call = "clEnqueueNDRangeKernel";
     cl_int err;
     pthread_mutex_lock(&d->lock);
-    if (op->kind == XO_OP_REDUCE)
+    if (op->kind == XO_OP_REDUCE || op->kind == XO_OP_NRM2)
         err = run_reduce_locked(st, d, op, &first, &last, &call);
     else if (op->kind == XO_OP_UNARY || op->kind == XO_OP_BINARY)
         err = run_elementwise_locked(d, op, &last, &call);
+    else if (xo_op_scales_only(op))
+        err = run_scale_locked(d, op, &last, &call);
     else
         err = xo__cl_run_nn_locked(d, op, &last, &call);
     if (err == CL_SUCCESS) xo__cl_timing_push_locked(d, first, last, token);

@@ -20,6 +20,22 @@
 
 static xo__cl_device *device_of(void *state, int dev) { return &((xo__cl_state *)state)->dev[dev]; }
 
+/* 1 if `err` says the runtime could not allocate memory. */
+static int allocation_failed(cl_int err)
+{
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY;
+}
+
+/* Many runtimes allocate a plain buffer's memory lazily, at the first command that uses
+ * it, and PoCL aborts the process there when the memory cannot be had. A failure must
+ * surface here instead, so that the core completes the op on another device:
+ *  - the size is checked against CL_DEVICE_MAX_MEM_ALLOC_SIZE and against
+ *    CL_DEVICE_GLOBAL_MEM_SIZE less what crossover already holds on the device;
+ *  - on a host-unified device (its memory is host memory) the buffer is created with
+ *    CL_MEM_ALLOC_HOST_PTR, which makes the runtime allocate in clCreateBuffer (PoCL
+ *    then fails it with CL_OUT_OF_HOST_MEMORY, e.g. under `ulimit -v`);
+ *  - elsewhere a content-undefined migration to the device makes a lazy runtime
+ *    allocate now; an allocation error it returns fails the allocation. */
 xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out)
 {
     xo__cl_state *st = state;
@@ -30,9 +46,30 @@ xo_status xo__cl_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **o
         return st->host->set_error(XO_ERR_OUT_OF_MEMORY,
                                    "clCreateBuffer: %zu bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu) of %s",
                                    bytes, (unsigned long long)d->max_alloc, d->info.name);
+    cl_ulong held = atomic_fetch_add(&d->held, bytes);
+    if (d->global_mem && held + bytes > d->global_mem) {
+        atomic_fetch_sub(&d->held, bytes);
+        return st->host->set_error(XO_ERR_OUT_OF_MEMORY,
+                                   "clCreateBuffer: %zu bytes do not fit in CL_DEVICE_GLOBAL_MEM_SIZE (%llu) of %s, "
+                                   "where crossover already holds %llu bytes",
+                                   bytes, (unsigned long long)d->global_mem, d->info.name, (unsigned long long)held);
+    }
     cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS || !m) return xo__cl_fail(st->host, "clCreateBuffer", err);
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (d->info.host_unified ? CL_MEM_ALLOC_HOST_PTR : 0);
+    cl_mem m = clCreateBuffer(d->ctx, flags, bytes, NULL, &err);
+    if (err == CL_SUCCESS && m && !d->info.host_unified) {
+        cl_int merr = clEnqueueMigrateMemObjects(d->queue, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL,
+                                                 NULL);
+        if (allocation_failed(merr)) { /* other errors (e.g. an OpenCL 1.1 runtime): nothing learnt */
+            clReleaseMemObject(m);
+            m = NULL;
+            err = merr;
+        }
+    }
+    if (err != CL_SUCCESS || !m) {
+        atomic_fetch_sub(&d->held, bytes);
+        return xo__cl_fail(st->host, "clCreateBuffer", err);
+    }
     *out = (xo_plugin_mem *)(uintptr_t)m;
     return XO_OK;
 }
@@ -83,10 +120,13 @@ static xo_status sync_shared(xo__cl_state *st, xo__cl_device *d, cl_mem m, size_
 
 void xo__cl_mem_free(void *state, int dev, xo_plugin_mem *mem)
 {
-    (void)state;
-    (void)dev;
+    if (!mem) return;
+    cl_mem m = xo__cl_mem(mem);
+    size_t size = 0;
+    if (!uses_host_ptr(m) && clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS)
+        atomic_fetch_sub(&device_of(state, dev)->held, size); /* one of mem_alloc's */
     /* OpenCL defers the release until commands that use the buffer have completed. */
-    if (mem) clReleaseMemObject(xo__cl_mem(mem));
+    clReleaseMemObject(m);
 }
 
 xo_status xo__cl_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off, const void *src,

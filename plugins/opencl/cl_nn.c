@@ -52,12 +52,7 @@ static cl_int bias_act_locked(xo__cl_device *d, xo_dtype dt, int act, xo_layout 
                                XO_CL_ARG(mc),       XO_CL_ARG(c_off),      XO_CL_ARG(ld),
                                XO_CL_ARG(rc),       real_arg(dt, scale, &sc), XO_CL_ARG(has_bias),
                                XO_CL_ARG(bias_inner), XO_CL_ARG(mb),       XO_CL_ARG(b_off)};
-    size_t total = xo__cl_pow2_floor(min_size(xo__cl_kernel_wg(d, k), 64));
-    size_t l0 = pow2_fit(inner, total);
-    size_t local[2] = {l0, total / l0};
-    size_t global[2] = {xo__cl_round_up(min_size(inner, 4096), local[0]),
-                        xo__cl_round_up(min_size(outer, 4096), local[1])};
-    return xo__cl_launch_locked(d, k, args, 12, 2, global, local, ev, call);
+    return xo__cl_launch_2d_locked(d, k, args, 12, outer, inner, ev, call);
 }
 
 /* One work-group per row (grid-strided), as wide as the row up to 256 items. */

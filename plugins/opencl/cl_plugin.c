@@ -80,6 +80,8 @@ static int device_open(xo__cl_state *st, xo__cl_device *d, cl_platform_id platfo
     d->info.fp64 = device_has_fp64(id);
     if (clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL) != CL_SUCCESS)
         d->max_alloc = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL) != CL_SUCCESS)
+        d->global_mem = 0;
     cl_uint align_bits = 0;
     if (clGetDeviceInfo(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL) != CL_SUCCESS)
         align_bits = 0;
@@ -238,9 +240,9 @@ static int vt_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
-    case XO_OP_NRM2:
     case XO_OP_GER:
-        return 1;
+        return 1; /* the alpha == 0 cases need our kernels too: they fail over if not built */
+    case XO_OP_NRM2:
     case XO_OP_UNARY:
     case XO_OP_BINARY:
     case XO_OP_BIAS:
@@ -269,9 +271,9 @@ static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t tok
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
-    case XO_OP_NRM2:
     case XO_OP_GER:
-        return xo__cl_run_blas(st, d, op, token);
+        if (!xo__cl_blas_on_kernels(op)) return xo__cl_run_blas(st, d, op, token);
+        return xo__cl_run_kernel(st, d, op, token);
     case XO_OP_GEMM_BIAS_ACT:
         return xo__cl_run_gemm_bias_act(st, d, op, token);
     default:

@@ -126,6 +126,47 @@ typedef struct xo_op_desc {
     xo_operand arg[XO_MAX_ARGS];
 } xo_op_desc;
 
+/* BLAS semantics every plugin keeps (CONTRACT.md 0.3; tests/test_semantics.c checks each
+ * device): with alpha == 0, gemm reads neither A nor B and gemv neither A nor x; with
+ * beta == 0, C and y are not read (NaN or Inf in them does not survive); scal with
+ * alpha == 0 writes zeros; nrm2 neither overflows nor underflows where the norm is
+ * representable (scaled sum of squares). axpy with alpha == 0 never reaches a plugin:
+ * the core returns at once, as BLAS does.
+ *
+ * gemm, gemv and scal with alpha == 0 only scale their output: operand `arg`, seen as a
+ * row-major rows x cols matrix with leading dimension ld (a vector: cols 1, ld its
+ * increment), times `factor` (beta; 0 for scal), where a factor of 0 writes zeros. */
+typedef struct xo_scale_view {
+    int arg;
+    size_t rows, cols, ld;
+    double factor;
+} xo_scale_view;
+
+static inline int xo_op_scales_only(const xo_op_desc *op)
+{
+    return op->alpha == 0 && (op->kind == XO_OP_GEMM || op->kind == XO_OP_GEMV || op->kind == XO_OP_SCAL);
+}
+
+static inline xo_scale_view xo_op_scale_view(const xo_op_desc *op)
+{
+    xo_scale_view v = {2, 0, 1, 0, op->beta};
+    if (op->kind == XO_OP_GEMM || op->kind == XO_OP_GEMM_BIAS_ACT) {
+        int row = op->layout == XO_ROW_MAJOR;
+        v.rows = row ? op->m : op->n;
+        v.cols = row ? op->n : op->m;
+        v.ld = op->ld[2];
+    } else if (op->kind == XO_OP_GEMV) {
+        v.rows = op->ta == XO_NO_TRANS ? op->m : op->n;
+        v.ld = op->inc[1];
+    } else { /* SCAL */
+        v.arg = 0;
+        v.rows = op->n;
+        v.ld = op->inc[0];
+        v.factor = 0;
+    }
+    return v;
+}
+
 /* Services the core offers a plugin, handed to init(). */
 typedef enum xo_log_level {
     XO_LOG_OFF = 0, XO_LOG_ERROR, XO_LOG_WARN, XO_LOG_INFO, XO_LOG_DECISIONS, XO_LOG_DEBUG
@@ -166,25 +207,6 @@ typedef struct xo_op_timing {
     double us;      /* device-side execution time */
 } xo_op_timing;
 
-/* Optional, for a device that computes in host memory (the CPU plugin): BLAS entry
- * points with CBLAS's arguments (layout and transpose take the XO_ values, which are
- * CBLAS's; pointers already include the offsets). The core calls them directly, with
- * no xo_op_desc, on its fast path: a cached decision for a plain gemm, gemv or axpy
- * (every size from 1 to 2^29, leading dimensions and increments valid, operands
- * current on the host). Each must compute exactly what run() computes for that op and
- * cannot fail. A table may leave entries NULL; the core then uses run(). */
-typedef struct xo_host_blas {
-    void (*sgemm)(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, float alpha,
-                  const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
-    void (*dgemm)(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, double alpha,
-                  const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc);
-    void (*sgemv)(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,
-                  const float *x, int incx, float beta, float *y, int incy);
-    void (*dgemv)(xo_layout layout, xo_transpose ta, int m, int n, double alpha, const double *a, int lda,
-                  const double *x, int incx, double beta, double *y, int incy);
-    void (*saxpy)(int n, float alpha, const float *x, int incx, float *y, int incy);
-    void (*daxpy)(int n, double alpha, const double *x, int incx, double *y, int incy);
-} xo_host_blas;
 
 typedef struct xo_plugin {
     uint32_t api_version; /* XO_PLUGIN_API_VERSION; the core refuses a mismatch */
@@ -235,10 +257,6 @@ typedef struct xo_plugin {
      * first) and forget them; returns how many. Synchronous plugins leave it NULL:
      * the core times their run() itself. */
     int (*drain_timings)(void *state, int dev, xo_op_timing *out, int max);
-
-    /* Optional (NULL: none): see xo_host_blas. Only a plugin whose single device is the
-     * host (device 0, the CPU) may set it; the table must outlive every context. */
-    const xo_host_blas *host_blas;
 } xo_plugin;
 
 #ifdef __cplusplus

@@ -1,0 +1,39 @@
+# libcrossover_blas.so, the BLAS drop-in. test_blas links the drop-in only (not the
+# crossover archive, not OpenBLAS), so every BLAS name it calls is the drop-in's.
+add_executable(test_blas test_blas.c)
+target_include_directories(test_blas PRIVATE $<TARGET_PROPERTY:crossover::openblas,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(test_blas PRIVATE crossover_blas ${XO_CMOCKA} Threads::Threads m)
+xo_target_warnings(test_blas)
+# Under ASan: the first BLAS call (which creates the context, and PoCL's LLVM with it) may
+# come from a thread that then exits; LLVM gives that thread a malloc'ed signal stack,
+# which ASan's own thread teardown then fails to unmap.
+set(XO_BLAS_ENV XO_CALIBRATE=off)
+if(XO_SANITIZE)
+  list(APPEND XO_BLAS_ENV ASAN_OPTIONS=use_sigaltstack=0)
+endif()
+# Small calls straight to OpenBLAS; every call placed on the CPU (the CPU plugin inside
+# the drop-in reaching OpenBLAS must not come back into the drop-in); on OpenCL.
+xo_add_test(blas_auto EXE test_blas ENV ${XO_BLAS_ENV})
+xo_add_test(blas_cpu EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu)
+xo_add_test(blas_opencl EXE test_blas LABELS opencl ENV ${XO_BLAS_ENV} XO_DEVICE=opencl)
+# Nothing in the drop-in calls a BLAS name through the PLT (which would reach the drop-in's
+# own export and recurse) except the error handlers a program may replace.
+find_program(XO_OBJDUMP objdump)
+if(XO_OBJDUMP)
+  add_test(NAME blas_no_recursion COMMAND sh -c
+    "! '${XO_OBJDUMP}' -d --no-show-raw-insn '$<TARGET_FILE:crossover_blas>' | grep -E '(call|jmp).*<(cblas_[a-z0-9]+|[a-z0-9]+_)@plt>' | grep -v -E '<(xerbla_|cblas_xerbla)@plt>'")
+endif()
+# XO_LOG=summary: the drop-in's table at exit shows the placed calls per device (gemm,
+# and the routines placed since the core has them: ger, axpby, copy).
+xo_add_test(blas_summary EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu XO_LOG=summary)
+set_tests_properties(blas_summary PROPERTIES
+  PASS_REGULAR_EXPRESSION "crossover_blas summary.*dgemm +cblas +[0-9]+ +[1-9].*dger +cblas +[0-9]+ +[1-9].*daxpby +cblas +[0-9]+ +[1-9].*dcopy +cblas +[0-9]+ +[1-9]")
+
+# Unchanged programs: numpy (Debian's python3-numpy) and a Fortran program built against
+# -lblas, run on the drop-in. A sanitizer build cannot be preloaded into them: skipped.
+set(XO_BLAS_LIB_FILE $<TARGET_FILE:crossover_blas>)
+add_test(NAME blas_numpy COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas_numpy.py ${XO_BLAS_LIB_FILE})
+add_test(NAME blas_fortran COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.sh ${XO_BLAS_LIB_FILE}
+         ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.f90 ${CMAKE_CURRENT_BINARY_DIR}/blas_fortran)
+set_tests_properties(blas_numpy blas_fortran PROPERTIES SKIP_RETURN_CODE 77
+  ENVIRONMENT "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/blas;XO_CALIBRATE=off;XO_SANITIZE=${XO_SANITIZE}")
