@@ -1,4 +1,6 @@
-/* Elementwise kernels of the OpenCL plugin: unary, binary, bias, scale.
+/* Elementwise kernels of the OpenCL plugin: unary, binary, binary_scalar, copy, fill,
+ * axpby, scale_by, bias + activation over a matrix (bias, gemm_bias_act's epilogue),
+ * and scale (gemm, gemv and scal with alpha == 0).
  *
  * Compiled once per device as float, and once more as double (-DXO_FP64) on devices
  * with cl_khr_fp64. Every kernel takes element counts and element offsets as ulong
@@ -7,8 +9,10 @@
 #ifdef XO_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double real;
+typedef ulong bits; /* copy and fill move bits, never values: bit-exact, NaN payloads kept */
 #else
 typedef float real;
+typedef uint bits;
 #endif
 
 /* xo_unary_op and xo_binary_op of crossover.h (the host checks these values). */
@@ -21,12 +25,51 @@ typedef float real;
 #define XO_RELU_GRAD 6
 #define XO_TANH_GRAD 7
 #define XO_SIGMOID_GRAD 8
+#define XO_SQRT 9
+#define XO_RSQRT 10
+#define XO_LOG 11
+#define XO_ABS 12
+#define XO_RECIPROCAL 13
+#define XO_IDENTITY 14
 
 #define XO_ADD 0
 #define XO_SUB 1
 #define XO_MUL 2
 #define XO_DIV 3
 #define XO_MAX 4
+
+inline real xo_unary_fn(const int op, const real v)
+{
+    switch (op) {
+    case XO_RELU:         return v > (real)0 ? v : (real)0;
+    case XO_TANH:         return tanh(v);
+    case XO_SIGMOID:      return (real)1 / ((real)1 + exp(-v));
+    case XO_EXP:          return exp(v);
+    case XO_NEG:          return -v;
+    case XO_SQUARE:       return v * v;
+    case XO_RELU_GRAD:    return v > (real)0 ? (real)1 : (real)0;
+    case XO_TANH_GRAD:    return (real)1 - v * v;
+    case XO_SIGMOID_GRAD: return v * ((real)1 - v);
+    case XO_SQRT:         return sqrt(v);
+    case XO_RSQRT:        return rsqrt(v);
+    case XO_LOG:          return log(v);
+    case XO_ABS:          return fabs(v);
+    case XO_RECIPROCAL:   return (real)1 / v;
+    default:              return v; /* XO_IDENTITY */
+    }
+}
+
+inline real xo_binary_fn(const int op, const real u, const real v)
+{
+    switch (op) {
+    case XO_ADD: return u + v;
+    case XO_SUB: return u - v;
+    case XO_MUL: return u * v;
+    case XO_DIV: return u / v;
+    case XO_MAX: return u > v ? u : v;
+    default:     return u;
+    }
+}
 
 /* y[i] = f(x[i]); y may be x (same offset). */
 __kernel void xo_unary(const int op, const ulong n,
@@ -36,23 +79,8 @@ __kernel void xo_unary(const int op, const ulong n,
     const ulong stride = get_global_size(0);
     x += x_off;
     y += y_off;
-    for (ulong i = get_global_id(0); i < n; i += stride) {
-        const real v = x[i];
-        real r;
-        switch (op) {
-        case XO_RELU:         r = v > (real)0 ? v : (real)0; break;
-        case XO_TANH:         r = tanh(v); break;
-        case XO_SIGMOID:      r = (real)1 / ((real)1 + exp(-v)); break;
-        case XO_EXP:          r = exp(v); break;
-        case XO_NEG:          r = -v; break;
-        case XO_SQUARE:       r = v * v; break;
-        case XO_RELU_GRAD:    r = v > (real)0 ? (real)1 : (real)0; break;
-        case XO_TANH_GRAD:    r = (real)1 - v * v; break;
-        case XO_SIGMOID_GRAD: r = v * ((real)1 - v); break;
-        default:              r = v; break;
-        }
-        y[i] = r;
-    }
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        y[i] = xo_unary_fn(op, x[i]);
 }
 
 /* c[i] = a[i] op b[i]; c may be a or b (same offset). */
@@ -65,40 +93,99 @@ __kernel void xo_binary(const int op, const ulong n,
     a += a_off;
     b += b_off;
     c += c_off;
-    for (ulong i = get_global_id(0); i < n; i += stride) {
-        const real u = a[i], v = b[i];
-        real r;
-        switch (op) {
-        case XO_ADD: r = u + v; break;
-        case XO_SUB: r = u - v; break;
-        case XO_MUL: r = u * v; break;
-        case XO_DIV: r = u / v; break;
-        case XO_MAX: r = u > v ? u : v; break;
-        default:     r = u; break;
-        }
-        c[i] = r;
-    }
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        c[i] = xo_binary_fn(op, a[i], b[i]);
 }
 
-/* Row-major a[i*lda + j] += bias[j] for i < rows, j < cols. Dimension 0 runs over
- * columns (contiguous), dimension 1 over rows. */
-__kernel void xo_bias(const ulong rows, const ulong cols,
-                      __global real *a, const ulong a_off, const ulong lda,
-                      __global const real *bias, const ulong bias_off)
+/* c[i] = a[i] op s; c may be a (same offset). */
+__kernel void xo_binary_scalar(const int op, const ulong n,
+                               __global const real *a, const ulong a_off, const real s,
+                               __global real *c, const ulong c_off)
 {
-    const ulong row_stride = get_global_size(1), col_stride = get_global_size(0);
+    const ulong stride = get_global_size(0);
     a += a_off;
-    bias += bias_off;
-    for (ulong i = get_global_id(1); i < rows; i += row_stride) {
-        __global real *row = a + i * lda;
-        for (ulong j = get_global_id(0); j < cols; j += col_stride)
-            row[j] += bias[j];
+    c += c_off;
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        c[i] = xo_binary_fn(op, a[i], s);
+}
+
+/* y[i*incy] = x[i*incx], bit for bit. */
+__kernel void xo_copy(const ulong n, __global const bits *x, const ulong x_off, const ulong incx,
+                      __global bits *y, const ulong y_off, const ulong incy)
+{
+    const ulong stride = get_global_size(0);
+    x += x_off;
+    y += y_off;
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        y[i * incy] = x[i * incx];
+}
+
+/* x[i*incx] = value (its bits); x is never read. */
+__kernel void xo_fill(const ulong n, const bits value, __global bits *x, const ulong x_off, const ulong incx)
+{
+    const ulong stride = get_global_size(0);
+    x += x_off;
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        x[i * incx] = value;
+}
+
+/* y = alpha x + beta y, as BLAS: x is not read when alpha == 0, y not when beta == 0. */
+__kernel void xo_axpby(const ulong n, const real alpha, __global const real *x, const ulong x_off,
+                       const ulong incx, const real beta, __global real *y, const ulong y_off,
+                       const ulong incy)
+{
+    const ulong stride = get_global_size(0);
+    x += x_off;
+    y += y_off;
+    for (ulong i = get_global_id(0); i < n; i += stride) {
+        real r;
+        if (alpha == (real)0)
+            r = beta != (real)0 ? beta * y[i * incy] : (real)0;
+        else
+            r = beta != (real)0 ? alpha * x[i * incx] + beta * y[i * incy] : alpha * x[i * incx];
+        y[i * incy] = r;
     }
 }
 
-/* Row-major a[i*lda + j] *= factor for i < rows, j < cols, laid out as xo_bias. A factor
- * of 0 writes zeros without reading a (BLAS: beta == 0 never reads C or y; crossover's
- * scal by 0 writes zeros over NaN and Inf). gemm and gemv with alpha == 0 (C = beta*C,
+/* x[i*incx] *= s[s_off]: the factor is read here, on the device. */
+__kernel void xo_scale_by(const ulong n, __global const real *s, const ulong s_off,
+                          __global real *x, const ulong x_off, const ulong incx)
+{
+    const ulong stride = get_global_size(0);
+    const real f = s[s_off];
+    x += x_off;
+    for (ulong i = get_global_id(0); i < n; i += stride)
+        x[i * incx] *= f;
+}
+
+/* c[o*ldc + i] = act(v + bias[j]) over an outer x inner matrix (inner contiguous),
+ * where v = scale * c (read_c != 0) or 0 (c not read), and j, the logical column, is
+ * the inner index when bias_inner (row-major) and the outer one otherwise. No bias when
+ * has_bias == 0 (bias may then be NULL). Dimension 0 runs over inner, 1 over outer.
+ * bias: act = XO_IDENTITY, scale = 1; gemm_bias_act: the pass after the product. */
+__kernel void xo_bias_act(const int act, const ulong outer, const ulong inner,
+                          __global real *c, const ulong c_off, const ulong ldc,
+                          const int read_c, const real scale,
+                          const int has_bias, const int bias_inner,
+                          __global const real *bias, const ulong bias_off)
+{
+    const ulong outer_stride = get_global_size(1), inner_stride = get_global_size(0);
+    c += c_off;
+    if (has_bias) bias += bias_off;
+    for (ulong o = get_global_id(1); o < outer; o += outer_stride) {
+        __global real *line = c + o * ldc;
+        const real bo = has_bias && !bias_inner ? bias[o] : (real)0;
+        for (ulong i = get_global_id(0); i < inner; i += inner_stride) {
+            real v = read_c ? scale * line[i] : (real)0;
+            v += has_bias ? (bias_inner ? bias[i] : bo) : (real)0;
+            line[i] = xo_unary_fn(act, v);
+        }
+    }
+}
+
+/* Row-major a[i*lda + j] *= factor for i < rows, j < cols (dimension 0 over columns,
+ * 1 over rows). A factor of 0 writes zeros without reading a (BLAS: beta == 0 never
+ * reads C or y; crossover's scal by 0 writes zeros over NaN and Inf). gemm and gemv with alpha == 0 (C = beta*C,
  * y = beta*y) and scal by 0 run here; a vector is rows x 1 with lda = its increment. */
 __kernel void xo_scale(const ulong rows, const ulong cols,
                        __global real *a, const ulong a_off, const ulong lda, const real factor)

@@ -1,4 +1,5 @@
-/* Parallel reductions of the OpenCL plugin: SUM and MAX_ELEMENT, and nrm2.
+/* Parallel reductions of the OpenCL plugin: SUM and MAX_ELEMENT over a vector, over
+ * either axis of a matrix (reduce_axis), softmax / log-softmax along rows, and nrm2.
  *
  * Pass 1 (xo_reduce_partial): every work-item folds a grid-strided slice of x, then
  * each work-group folds its items with a tree in local memory and writes one partial.
@@ -65,6 +66,83 @@ __kernel void xo_reduce_final(const int op, const uint count,
     xo_tree(op, scratch);
     if (lid == 0)
         out[out_off] = scratch[0];
+}
+
+/* reduce_axis: out[out_off + r] = op over e < count of x[x_off + r*rs + e*es], for
+ * r < results. Axis 1 (a row per result): rs = ldx, es = 1; axis 0 (a column per
+ * result): rs = 1, es = ldx. Dimension 0 of the work-group runs over results (adjacent
+ * columns read together on axis 0), dimension 1 over elements (a row's elements on axis
+ * 1); local size 1 must be a power of two, and scratch holds both local sizes' product. */
+__kernel void xo_reduce_axis(const int op, const ulong results, const ulong count,
+                             __global const real *x, const ulong x_off, const ulong rs, const ulong es,
+                             __global real *out, const ulong out_off, __local real *scratch)
+{
+    const size_t lx = get_local_id(0), ly = get_local_id(1);
+    const size_t nx = get_local_size(0), ny = get_local_size(1);
+    __local real *mine = scratch + ly * nx + lx;
+    x += x_off;
+    out += out_off;
+    /* every item runs every trip, so the barriers are reached by the whole group */
+    for (ulong base = get_group_id(0) * nx; base < results; base += get_num_groups(0) * nx) {
+        const ulong r = base + lx;
+        real acc = xo_identity(op);
+        if (r < results)
+            for (ulong e = ly; e < count; e += ny)
+                acc = xo_combine(op, acc, x[r * rs + e * es]);
+        *mine = acc;
+        for (size_t s = ny / 2; s > 0; s >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (ly < s)
+                *mine = xo_combine(op, *mine, mine[s * nx]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (ly == 0 && r < results)
+            out[r] = *mine;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* xo_softmax_op of crossover.h. */
+#define XO_SOFTMAX 0
+#define XO_LOG_SOFTMAX 1
+
+/* Row-major softmax (or log-softmax) of each row, one work-group per row: the row's
+ * max, then sum(exp(x - max)), then y = exp(x - max) / sum or (x - max) - log(sum).
+ * y may be x (same offset and ld): a row is read in full before it is written. */
+__kernel void xo_softmax(const int op, const ulong rows, const ulong cols,
+                         __global const real *x, const ulong x_off, const ulong ldx,
+                         __global real *y, const ulong y_off, const ulong ldy,
+                         __local real *scratch)
+{
+    const size_t lid = get_local_id(0), lsz = get_local_size(0);
+    x += x_off;
+    y += y_off;
+    for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
+        __global const real *row = x + i * ldx;
+        real m = -(real)INFINITY;
+        for (ulong j = lid; j < cols; j += lsz)
+            m = xo_combine(XO_MAX_ELEMENT, m, row[j]);
+        scratch[lid] = m;
+        xo_tree(XO_MAX_ELEMENT, scratch);
+        m = scratch[0];
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read scratch[0] */
+        real sum = (real)0;
+        for (ulong j = lid; j < cols; j += lsz)
+            sum += exp(row[j] - m);
+        scratch[lid] = sum;
+        xo_tree(XO_SUM, scratch);
+        sum = scratch[0];
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next row reuses scratch */
+        __global real *out = y + i * ldy;
+        if (op == XO_LOG_SOFTMAX) {
+            const real lse = log(sum);
+            for (ulong j = lid; j < cols; j += lsz)
+                out[j] = (row[j] - m) - lse;
+        } else {
+            for (ulong j = lid; j < cols; j += lsz)
+                out[j] = exp(row[j] - m) / sum;
+        }
+    }
 }
 
 /* ---- nrm2 --------------------------------------------------------------------------

@@ -15,49 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plugins whose kernels for the 0.3 ops have not landed yet: there the new op kinds run
- * on the CPU (the plugin does not support them; the decision says device 0), and the
- * new unary sub-ops are not tested. Each plugin's branch removes its entry with its
- * kernels. */
-static const char *const g_pending[] = {"opencl"};
-
-static int pending_on(int dev)
-{
-    xo_device_info info;
-    if (xo_device_get_info(g_ctx, dev, &info) != XO_OK)
-        return 0;
-    for (size_t i = 0; i < sizeof g_pending / sizeof g_pending[0]; i++)
-        if (strcmp(info.plugin, g_pending[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* The device under test is pending, or under auto any device that may be chosen. */
-static int pending(void)
-{
-    if (g_forced)
-        return pending_on(g_dev);
-    for (int d = 0; d < xo_device_count(g_ctx); d++)
-        if (pending_on(d))
-            return 1;
-    return 0;
-}
-
-/* The decision of the 0.3 op just run: as check_decision, or on a pending plugin the
- * CPU, not forced (the forced device cannot run it). */
-static void nn_decision(const char *prefix, const char *op)
-{
-    xo_decision d;
-    xot_assert_ok(xo_last_decision(g_ctx, &d));
-    if (pending() && d.device == 0 && !d.forced) {
-        char name[32];
-        snprintf(name, sizeof name, "%s%s", prefix, op);
-        assert_string_equal(d.op, name);
-        return;
-    }
-    check_decision(prefix, op);
-}
-
 /* Bit-exact comparison (copy and fill). */
 static void assert_bits(const void *got, const void *want, size_t bytes, const char *what)
 {
@@ -206,7 +163,7 @@ static void TEST(copy)(void **state)
             char what[80];
             snprintf(what, sizeof what, "%scopy n=%zu incx=%zu incy=%zu", XOT_PS, n, ix, iy);
             xot_assert_ok(XO(copy)(g_ctx, n, x, xoff, ix, y, yoff, iy));
-            nn_decision(XOT_PS, "copy");
+            check_decision(XOT_PS, "copy");
             REF(copy)(n, hx + xoff, ix, hy + yoff, iy);
             T *got = xot_read_all(y);
             assert_bits(got, hy, ylen * sizeof(T), what);
@@ -236,7 +193,7 @@ static void TEST(fill)(void **state)
                 char what[80];
                 snprintf(what, sizeof what, "%sfill n=%zu inc=%zu value %zu", XOT_PS, n, inc, v);
                 xot_assert_ok(XO(fill)(g_ctx, n, values[v], x, xoff, inc));
-                nn_decision(XOT_PS, "fill");
+                check_decision(XOT_PS, "fill");
                 REF(fill)(n, values[v], hx + xoff, inc);
                 T *got = xot_read_all(x);
                 assert_bits(got, hx, xlen * sizeof(T), what);
@@ -272,7 +229,7 @@ static void TEST(axpby)(void **state)
                 snprintf(what, sizeof what, "%saxpby n=%zu alpha=%g beta=%g inc=%zu", XOT_PS, n, (double)alpha,
                          (double)beta, inc);
                 xot_assert_ok(XO(axpby)(g_ctx, n, alpha, x, xoff, ix, beta, y, yoff, iy));
-                nn_decision(XOT_PS, "axpby");
+                check_decision(XOT_PS, "axpby");
                 REF(axpby)(n, alpha, hx + xoff, ix, beta, hy + yoff, iy);
                 T *got = xot_read_all(y);
                 XOT_CLOSE(got, hy, ylen, what);
@@ -306,7 +263,7 @@ static void TEST(ger)(void **state)
                 snprintf(what, sizeof what, "%sger %s %zux%zu lda=%zu incx=%zu incy=%zu", XOT_PS,
                          lay ? "col" : "row", m, n, lda, ix, iy);
                 xot_assert_ok(XO(ger)(g_ctx, layout, m, n, (T)0.75, x, xoff, ix, y, yoff, iy, a, aoff, lda));
-                nn_decision(XOT_PS, "ger");
+                check_decision(XOT_PS, "ger");
                 REF(ger)(layout, m, n, (T)0.75, hx + xoff, ix, hy + yoff, iy, ha + aoff, lda);
                 T *got = xot_read_all(a);
                 XOT_CLOSE(got, ha, alen, what);
@@ -342,7 +299,7 @@ static void TEST(binary_scalar)(void **state)
                 char what[80];
                 snprintf(what, sizeof what, "%sbinary_scalar op=%d n=%zu%s", XOT_PS, op, n, alias ? " c==a" : "");
                 xot_assert_ok(XO(binary_scalar)(g_ctx, (xo_binary_op)op, n, a, aoff, sc, cb, coff));
-                nn_decision(XOT_PS, "binary_scalar");
+                check_decision(XOT_PS, "binary_scalar");
                 REF(binary_scalar)((xo_binary_op)op, n, orig + aoff, sc, hcb + coff);
                 T *got = xot_read_all(cb);
                 XOT_CLOSE(got, hcb, len, what);
@@ -372,7 +329,7 @@ static void TEST(scale_by)(void **state)
             char what[80];
             snprintf(what, sizeof what, "%sscale_by n=%zu inc=%zu", XOT_PS, n, inc);
             xot_assert_ok(XO(scale_by)(g_ctx, n, sb, soff, x, xoff, inc));
-            nn_decision(XOT_PS, "scale_by");
+            check_decision(XOT_PS, "scale_by");
             REF(scal)(n, hs[soff], hx + xoff, inc);
             T *got = xot_read_all(x);
             XOT_CLOSE(got, hx, xlen, what);
@@ -410,7 +367,7 @@ static void TEST(softmax)(void **state)
                 snprintf(what, sizeof what, "%s%s %zux%zu ldx=%zu ldy=%zu%s", XOT_PS,
                          op == XO_SOFTMAX ? "softmax" : "log_softmax", rows, cols, ldx, ldy, v == 2 ? " in place" : "");
                 xot_assert_ok(XO(softmax)(g_ctx, (xo_softmax_op)op, rows, cols, x, xoff, ldx, yb, yoff, ldy));
-                nn_decision(XOT_PS, "softmax");
+                check_decision(XOT_PS, "softmax");
                 REF(softmax)((xo_softmax_op)op, rows, cols, orig + xoff, ldx, hyb + yoff, ldy);
                 T *got = xot_read_all(yb);
                 XOT_CLOSE(got, hyb, v == 2 ? xlen : ylen, what);
@@ -448,7 +405,7 @@ static void TEST(reduce_axis)(void **state)
                     snprintf(what, sizeof what, "%sreduce_axis %s axis=%d %zux%zu ldx=%zu", XOT_PS,
                              op == XO_SUM ? "SUM" : "MAX", axis, rows, cols, ldx);
                     xot_assert_ok(XO(reduce_axis)(g_ctx, (xo_reduce_op)op, rows, cols, x, xoff, ldx, axis, o, ooff));
-                    nn_decision(XOT_PS, "reduce_axis");
+                    check_decision(XOT_PS, "reduce_axis");
                     REF(reduce_axis)((xo_reduce_op)op, rows, cols, hx + xoff, ldx, axis, ho + ooff);
                     T *got = xot_read_all(o);
                     XOT_CLOSE(got, ho, olen, what);
@@ -487,7 +444,7 @@ static void CAT(gba_case_, XOT_P)(xo_layout lay, xo_transpose ta, xo_transpose t
     xot_assert_ok(XO(gemm_bias_act)(g_ctx, lay, ta, tb, m, n, k, (T)1, a, aoff, lda, b, boff, ldb, beta, c, coff,
                                     ldc, with_bias ? bias : NULL, biasoff, act));
     if (k > 0)
-        nn_decision(XOT_PS, "gemm_bias_act");
+        check_decision(XOT_PS, "gemm_bias_act");
     /* beta == 0 never reads C: the reference starts from zeros where C holds NaN */
     for (size_t i = 0; beta == 0 && i < m; i++)
         for (size_t j = 0; j < n; j++) hc[coff + (lay == XO_ROW_MAJOR ? i * ldc + j : i + j * ldc)] = 0;
@@ -544,7 +501,7 @@ static void TEST(gemm_bias_act)(void **state)
 static void TEST(unary_new)(void **state)
 {
     (void)state;
-    if (!g_fp64 || pending()) skip();
+    if (!g_fp64) skip();
     static const size_t ns[] = {1, 7, 130, 70000};
     uint64_t seed = 2900;
     for (int op = XO_SQRT; op <= XO_IDENTITY; op++)

@@ -1,4 +1,4 @@
-/* cl_blas.c: BLAS ops through CLBlast's C API.
+/* cl_blas.c: BLAS ops through CLBlast's C API (and gemm_bias_act's product).
  *
  * Layout and transpose values are the CBLAS ones on both sides; offsets and increments
  * count elements, as in CLBlast. Every call enqueues on the device's in-order queue and
@@ -84,6 +84,19 @@ static xo_status run_gemv(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
     return XO_OK;
 }
 
+CLBlastStatusCode xo__cl_gemm_enqueue(const xo_op_desc *op, cl_command_queue *q, cl_event *ev)
+{
+    const xo_operand *a = op->arg;
+    CLBlastLayout l = layout_of(op->layout);
+    CLBlastTranspose ta = trans_of(op->ta), tb = trans_of(op->tb);
+    cl_mem ma = xo__cl_mem(a[0].mem), mb = xo__cl_mem(a[1].mem), mc = xo__cl_mem(a[2].mem);
+    if (op->dtype == XO_F64)
+        return CLBlastDgemm(l, ta, tb, op->m, op->n, op->k, op->alpha, ma, a[0].off, op->ld[0], mb, a[1].off,
+                            op->ld[1], op->beta, mc, a[2].off, op->ld[2], q, ev);
+    return CLBlastSgemm(l, ta, tb, op->m, op->n, op->k, (float)op->alpha, ma, a[0].off, op->ld[0], mb, a[1].off,
+                        op->ld[1], (float)op->beta, mc, a[2].off, op->ld[2], q, ev);
+}
+
 static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
 {
     const int dbl = op->dtype == XO_F64;
@@ -149,6 +162,20 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
         } else {
             call = "CLBlastSdot";
             s = CLBlastSdot(op->n, mo, a[2].off, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], &q, &ev);
+        }
+        break;
+    }
+    case XO_OP_GER: { /* the core never passes alpha == 0 (A untouched, x and y unread) */
+        cl_mem mx = xo__cl_mem(a[0].mem), my = xo__cl_mem(a[1].mem), ma = xo__cl_mem(a[2].mem);
+        CLBlastLayout l = layout_of(op->layout);
+        if (dbl) {
+            call = "CLBlastDger";
+            s = CLBlastDger(l, op->m, op->n, op->alpha, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1], ma,
+                            a[2].off, op->ld[2], &q, &ev);
+        } else {
+            call = "CLBlastSger";
+            s = CLBlastSger(l, op->m, op->n, (float)op->alpha, mx, a[0].off, op->inc[0], my, a[1].off, op->inc[1],
+                            ma, a[2].off, op->ld[2], &q, &ev);
         }
         break;
     }

@@ -2,8 +2,9 @@
  *
  *   cl_plugin.c   vtable, discovery, device info, supports, finish, drain_timings
  *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
- *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2 through CLBlast's C API
- *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches
+ *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2/ger through CLBlast's C API
+ *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches (unary, binary, reduce)
+ *   cl_nn.c       launches of the other ops on our kernels, gemm_bias_act (CLBlast + epilogue)
  *   cl_cache.c    compiled program binaries on disk
  *   cl_events.c   per-device event bookkeeping: op timings, staging buffers
  *   cl_status.c   every cl_int / CLBlastStatusCode -> name and xo_status
@@ -25,9 +26,10 @@
 /* Our programs (one per kernels_cl/NAME.cl file) and their kernels. */
 typedef enum xo__cl_prog_id { XO_CL_PROG_ELEMENTWISE, XO_CL_PROG_REDUCE, XO_CL_PROG_COUNT } xo__cl_prog_id;
 typedef enum xo__cl_kernel_id {
-    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BIAS, XO_CL_K_SCALE, /* elementwise.cl */
-    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL,               /* reduce.cl */
-    XO_CL_K_NRM2_PARTIAL, XO_CL_K_NRM2_FINAL,
+    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BINARY_SCALAR, XO_CL_K_COPY, /* elementwise.cl */
+    XO_CL_K_FILL, XO_CL_K_AXPBY, XO_CL_K_SCALE_BY, XO_CL_K_BIAS_ACT, XO_CL_K_SCALE,
+    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL, XO_CL_K_REDUCE_AXIS,  /* reduce.cl */
+    XO_CL_K_SOFTMAX, XO_CL_K_NRM2_PARTIAL, XO_CL_K_NRM2_FINAL,
     XO_CL_K_COUNT
 } xo__cl_kernel_id;
 
@@ -114,6 +116,8 @@ xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_o
 
 /* ---- cl_blas.c ------------------------------------------------------------------ */
 xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+/* Enqueue op's gemm (GEMM's fields) with CLBlast; xo__clblast_lock held. */
+CLBlastStatusCode xo__cl_gemm_enqueue(const xo_op_desc *op, cl_command_queue *q, cl_event *ev);
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
 /* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
@@ -127,6 +131,41 @@ static inline int xo__cl_blas_on_kernels(const xo_op_desc *op)
 int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);
 xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 void xo__cl_kernels_release(xo__cl_device *d);
+
+/* One kernel argument: clSetKernelArg's size and value (NULL value: local memory). */
+typedef struct xo__cl_arg {
+    size_t size;
+    const void *value;
+} xo__cl_arg;
+#define XO_CL_ARG(v) ((xo__cl_arg){sizeof(v), &(v)})
+#define XO_CL_MAX_ITEMS ((size_t)1 << 20) /* grid-stride loops cover the rest */
+
+static inline size_t xo__cl_pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+static inline size_t xo__cl_round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+/* The largest work-group `k` takes on `d` (at least 1). */
+size_t xo__cl_kernel_wg(xo__cl_device *d, cl_kernel k);
+/* Set the args and enqueue; d->lock held. On failure *call names the failing call. */
+cl_int xo__cl_launch_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, cl_uint dims,
+                            const size_t *global, const size_t *local, cl_event *ev, const char **call);
+/* A 1-D grid-stride launch over n items (work-groups of up to 256); d->lock held. */
+cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t n,
+                               cl_event *ev, const char **call);
+/* A 2-D grid-stride launch over outer x inner items (work-groups of up to 64, dimension
+ * 0 over inner, the contiguous index); d->lock held. */
+cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t outer,
+                               size_t inner, cl_event *ev, const char **call);
+
+/* ---- cl_nn.c ------------------------------------------------------------------- */
+/* copy, fill, axpby, binary_scalar, scale_by, bias, softmax, reduce_axis: one kernel
+ * each, its event in *last; d->lock held, the program built. */
+cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *last, const char **call);
+/* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C. */
+xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 
 /* ---- cl_cache.c ------------------------------------------------------------------- */
 uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);

@@ -16,11 +16,14 @@
 #include <string.h>
 
 _Static_assert(XO_RELU == 0 && XO_TANH == 1 && XO_SIGMOID == 2 && XO_EXP == 3 && XO_NEG == 4 &&
-                   XO_SQUARE == 5 && XO_RELU_GRAD == 6 && XO_TANH_GRAD == 7 && XO_SIGMOID_GRAD == 8,
+                   XO_SQUARE == 5 && XO_RELU_GRAD == 6 && XO_TANH_GRAD == 7 && XO_SIGMOID_GRAD == 8 &&
+                   XO_SQRT == 9 && XO_RSQRT == 10 && XO_LOG == 11 && XO_ABS == 12 && XO_RECIPROCAL == 13 &&
+                   XO_IDENTITY == 14,
                "kernels_cl/elementwise.cl hard-codes xo_unary_op");
 _Static_assert(XO_ADD == 0 && XO_SUB == 1 && XO_MUL == 2 && XO_DIV == 3 && XO_MAX == 4,
                "kernels_cl/elementwise.cl hard-codes xo_binary_op");
 _Static_assert(XO_SUM == 0 && XO_MAX_ELEMENT == 1, "kernels_cl/reduce.cl hard-codes xo_reduce_op");
+_Static_assert(XO_SOFTMAX == 0 && XO_LOG_SOFTMAX == 1, "kernels_cl/reduce.cl hard-codes xo_softmax_op");
 
 static const struct {
     const char *source; /* kernels_cl/<source>.cl */
@@ -33,10 +36,17 @@ static const struct {
 static const char *const kernel_names[XO_CL_K_COUNT] = {
     [XO_CL_K_UNARY] = "xo_unary",
     [XO_CL_K_BINARY] = "xo_binary",
-    [XO_CL_K_BIAS] = "xo_bias",
+    [XO_CL_K_BINARY_SCALAR] = "xo_binary_scalar",
+    [XO_CL_K_COPY] = "xo_copy",
+    [XO_CL_K_FILL] = "xo_fill",
+    [XO_CL_K_AXPBY] = "xo_axpby",
+    [XO_CL_K_SCALE_BY] = "xo_scale_by",
+    [XO_CL_K_BIAS_ACT] = "xo_bias_act",
     [XO_CL_K_SCALE] = "xo_scale",
     [XO_CL_K_REDUCE_PARTIAL] = "xo_reduce_partial",
     [XO_CL_K_REDUCE_FINAL] = "xo_reduce_final",
+    [XO_CL_K_REDUCE_AXIS] = "xo_reduce_axis",
+    [XO_CL_K_SOFTMAX] = "xo_softmax",
     [XO_CL_K_NRM2_PARTIAL] = "xo_nrm2_partial",
     [XO_CL_K_NRM2_FINAL] = "xo_nrm2_final",
 };
@@ -211,11 +221,19 @@ static int program_for(xo_op_kind kind)
     case XO_OP_UNARY:
     case XO_OP_BINARY:
     case XO_OP_BIAS:
-    case XO_OP_GEMM: /* alpha == 0: xo_scale */
+    case XO_OP_BINARY_SCALAR:
+    case XO_OP_COPY:
+    case XO_OP_FILL:
+    case XO_OP_AXPBY:
+    case XO_OP_SCALE_BY:
+    case XO_OP_GEMM_BIAS_ACT: /* its epilogue */
+    case XO_OP_GEMM:          /* alpha == 0: xo_scale */
     case XO_OP_GEMV:
     case XO_OP_SCAL:
         return XO_CL_PROG_ELEMENTWISE;
     case XO_OP_REDUCE:
+    case XO_OP_REDUCE_AXIS:
+    case XO_OP_SOFTMAX:
     case XO_OP_NRM2:
         return XO_CL_PROG_REDUCE;
     default:
@@ -256,14 +274,7 @@ void xo__cl_kernels_release(xo__cl_device *d)
 
 /* ---- launches ------------------------------------------------------------------ */
 
-typedef struct arg {
-    size_t size;
-    const void *value;
-} arg;
-
-#define ARG(v) ((arg){sizeof(v), &(v)})
-
-static size_t kernel_wg(xo__cl_device *d, cl_kernel k)
+size_t xo__cl_kernel_wg(xo__cl_device *d, cl_kernel k)
 {
     size_t wg = 0;
     if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS ||
@@ -273,17 +284,7 @@ static size_t kernel_wg(xo__cl_device *d, cl_kernel k)
     return wg;
 }
 
-static size_t pow2_floor(size_t v)
-{
-    size_t p = 1;
-    while (p * 2 <= v) p *= 2;
-    return p;
-}
-
-static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
-
-/* Set the args and enqueue; d->lock held. */
-static cl_int launch_locked(xo__cl_device *d, cl_kernel k, const arg *args, int nargs, cl_uint dims,
+cl_int xo__cl_launch_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, cl_uint dims,
                             const size_t *global, const size_t *local, cl_event *ev, const char **call)
 {
     for (int i = 0; i < nargs; i++) {
@@ -297,19 +298,26 @@ static cl_int launch_locked(xo__cl_device *d, cl_kernel k, const arg *args, int 
     return clEnqueueNDRangeKernel(d->queue, k, dims, NULL, global, local, 0, NULL, ev);
 }
 
-#define XO_CL_MAX_ITEMS ((size_t)1 << 20) /* grid-stride loops cover the rest */
-
-/* A rows x cols row-major launch (xo_bias, xo_scale): dimension 0 over columns. */
-static cl_int launch_2d_locked(xo__cl_device *d, cl_kernel k, cl_ulong rows, cl_ulong cols, const arg *args,
-                               int nargs, cl_event *ev, const char **call)
+cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t n,
+                               cl_event *ev, const char **call)
 {
-    size_t total = pow2_floor(kernel_wg(d, k) < 64 ? kernel_wg(d, k) : 64);
+    size_t lsz = xo__cl_pow2_floor(xo__cl_kernel_wg(d, k));
+    if (lsz > 256) lsz = 256;
+    size_t global = xo__cl_round_up(n < XO_CL_MAX_ITEMS ? n : XO_CL_MAX_ITEMS, lsz);
+    return xo__cl_launch_locked(d, k, args, nargs, 1, &global, &lsz, ev, call);
+}
+
+cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t outer,
+                               size_t inner, cl_event *ev, const char **call)
+{
+    size_t wg = xo__cl_kernel_wg(d, k);
+    size_t total = xo__cl_pow2_floor(wg < 64 ? wg : 64);
     size_t l0 = 1;
-    while (l0 < total && l0 < cols) l0 *= 2;
-    size_t l1 = total / l0;
-    size_t local[2] = {l0, l1};
-    size_t global[2] = {round_up(cols < 4096 ? cols : 4096, l0), round_up(rows < 4096 ? rows : 4096, l1)};
-    return launch_locked(d, k, args, nargs, 2, global, local, ev, call);
+    while (l0 < total && l0 < inner) l0 *= 2;
+    size_t local[2] = {l0, total / l0};
+    size_t global[2] = {xo__cl_round_up(inner < 4096 ? inner : 4096, local[0]),
+                        xo__cl_round_up(outer < 4096 ? outer : 4096, local[1])};
+    return xo__cl_launch_locked(d, k, args, nargs, 2, global, local, ev, call);
 }
 
 /* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y, or x = 0 (xo_scale). */
@@ -321,8 +329,9 @@ static cl_int run_scale_locked(xo__cl_device *d, const xo_op_desc *op, cl_event 
     const cl_float ff = (cl_float)v.factor;
     cl_mem a = xo__cl_mem(op->arg[v.arg].mem);
     cl_ulong rows = v.rows, cols = v.cols, ld = v.ld, off = op->arg[v.arg].off;
-    const arg args[] = {ARG(rows), ARG(cols), ARG(a), ARG(off), ARG(ld), dt == XO_F64 ? ARG(fd) : ARG(ff)};
-    return launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], rows, cols, args, 6, ev, call);
+    const xo__cl_arg args[] = {XO_CL_ARG(rows), XO_CL_ARG(cols), XO_CL_ARG(a),
+                               XO_CL_ARG(off),  XO_CL_ARG(ld),   dt == XO_F64 ? XO_CL_ARG(fd) : XO_CL_ARG(ff)};
+    return xo__cl_launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], args, 6, rows, cols, ev, call);
 }
 
 static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
@@ -330,28 +339,18 @@ static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_
     const int dt = op->dtype;
     cl_ulong n = op->n;
     cl_int subop = op->subop;
-    if (op->kind == XO_OP_BIAS) {
-        cl_ulong rows = op->m, cols = op->n, lda = op->ld[0];
-        cl_ulong a_off = op->arg[0].off, b_off = op->arg[1].off;
-        cl_mem a = xo__cl_mem(op->arg[0].mem), bias = xo__cl_mem(op->arg[1].mem);
-        const arg args[] = {ARG(rows), ARG(cols), ARG(a), ARG(a_off), ARG(lda), ARG(bias), ARG(b_off)};
-        return launch_2d_locked(d, d->kernel[XO_CL_K_BIAS][dt], rows, cols, args, 7, ev, call);
-    }
-    if (op->kind != XO_OP_UNARY && op->kind != XO_OP_BINARY)
-        return run_scale_locked(d, op, ev, call);
-    size_t lsz = pow2_floor(kernel_wg(d, d->kernel[op->kind == XO_OP_UNARY ? XO_CL_K_UNARY : XO_CL_K_BINARY][dt]));
-    if (lsz > 256) lsz = 256;
-    size_t global = round_up(op->n < XO_CL_MAX_ITEMS ? op->n : XO_CL_MAX_ITEMS, lsz);
     if (op->kind == XO_OP_UNARY) {
         cl_mem x = xo__cl_mem(op->arg[0].mem), y = xo__cl_mem(op->arg[1].mem);
         cl_ulong x_off = op->arg[0].off, y_off = op->arg[1].off;
-        const arg args[] = {ARG(subop), ARG(n), ARG(x), ARG(x_off), ARG(y), ARG(y_off)};
-        return launch_locked(d, d->kernel[XO_CL_K_UNARY][dt], args, 6, 1, &global, &lsz, ev, call);
+        const xo__cl_arg args[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(y),
+                                   XO_CL_ARG(y_off)};
+        return xo__cl_launch_1d_locked(d, d->kernel[XO_CL_K_UNARY][dt], args, 6, op->n, ev, call);
     }
     cl_mem a = xo__cl_mem(op->arg[0].mem), b = xo__cl_mem(op->arg[1].mem), c = xo__cl_mem(op->arg[2].mem);
     cl_ulong a_off = op->arg[0].off, b_off = op->arg[1].off, c_off = op->arg[2].off;
-    const arg args[] = {ARG(subop), ARG(n), ARG(a), ARG(a_off), ARG(b), ARG(b_off), ARG(c), ARG(c_off)};
-    return launch_locked(d, d->kernel[XO_CL_K_BINARY][dt], args, 8, 1, &global, &lsz, ev, call);
+    const xo__cl_arg args[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(a), XO_CL_ARG(a_off),
+                               XO_CL_ARG(b),     XO_CL_ARG(b_off), XO_CL_ARG(c), XO_CL_ARG(c_off)};
+    return xo__cl_launch_1d_locked(d, d->kernel[XO_CL_K_BINARY][dt], args, 8, op->n, ev, call);
 }
 
 /* Two passes: work-group trees into d->partials, then one work-group over the partials
@@ -375,8 +374,8 @@ static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_
         }
     }
     (void)st;
-    size_t w1 = kernel_wg(d, k1), w2 = kernel_wg(d, k2);
-    size_t lsz = pow2_floor(w1 < w2 ? w1 : w2);
+    size_t w1 = xo__cl_kernel_wg(d, k1), w2 = xo__cl_kernel_wg(d, k2);
+    size_t lsz = xo__cl_pow2_floor(w1 < w2 ? w1 : w2);
     if (lsz > XO_CL_REDUCE_LOCAL) lsz = XO_CL_REDUCE_LOCAL;
     size_t groups = (op->n + lsz - 1) / lsz;
     if (groups > lsz) groups = lsz; /* pass 2 folds at most lsz partials with one group */
@@ -386,18 +385,20 @@ static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_
     cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off, inc = op->inc[0];
     cl_uint count = (cl_uint)groups;
     cl_mem x = xo__cl_mem(op->arg[0].mem), out = xo__cl_mem(op->arg[1].mem), part = d->partials;
-    const arg scratch = {lsz * esize, NULL};
+    const xo__cl_arg scratch = {lsz * esize, NULL};
     if (nrm2) {
-        const arg a1[] = {ARG(n), ARG(x), ARG(x_off), ARG(inc), ARG(part), scratch};
-        err = launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+        const xo__cl_arg a1[] = {XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(inc), XO_CL_ARG(part), scratch};
+        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
     } else {
-        const arg a1[] = {ARG(subop), ARG(n), ARG(x), ARG(x_off), ARG(part), scratch};
-        err = launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
+        const xo__cl_arg a1[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(part),
+                                 scratch};
+        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
     }
     if (err != CL_SUCCESS) return err;
     /* Pass 2: the same arguments, less reduce's leading sub-op for nrm2. */
-    const arg a2[] = {ARG(subop), ARG(count), ARG(part), ARG(out), ARG(out_off), scratch};
-    err = launch_locked(d, k2, a2 + nrm2, 6 - nrm2, 1, &lsz, &lsz, ev2, call);
+    const xo__cl_arg a2[] = {XO_CL_ARG(subop), XO_CL_ARG(count), XO_CL_ARG(part), XO_CL_ARG(out), XO_CL_ARG(out_off),
+                             scratch};
+    err = xo__cl_launch_locked(d, k2, a2 + nrm2, 6 - nrm2, 1, &lsz, &lsz, ev2, call);
     if (err != CL_SUCCESS) {
         /* pass 1 only wrote our scratch: out is untouched */
         clReleaseEvent(*ev1);
@@ -420,8 +421,12 @@ xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc
     pthread_mutex_lock(&d->lock);
     if (op->kind == XO_OP_REDUCE || op->kind == XO_OP_NRM2)
         err = run_reduce_locked(st, d, op, &first, &last, &call);
-    else
+    else if (op->kind == XO_OP_UNARY || op->kind == XO_OP_BINARY)
         err = run_elementwise_locked(d, op, &last, &call);
+    else if (xo_op_scales_only(op))
+        err = run_scale_locked(d, op, &last, &call);
+    else
+        err = xo__cl_run_nn_locked(d, op, &last, &call);
     if (err == CL_SUCCESS) xo__cl_timing_push_locked(d, first, last, token);
     pthread_mutex_unlock(&d->lock);
     if (err != CL_SUCCESS) return xo__cl_fail(h, call, err);

@@ -240,12 +240,21 @@ static int vt_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
+    case XO_OP_GER:
         return 1; /* the alpha == 0 cases need our kernels too: they fail over if not built */
     case XO_OP_NRM2:
     case XO_OP_UNARY:
     case XO_OP_BINARY:
     case XO_OP_BIAS:
     case XO_OP_REDUCE:
+    case XO_OP_COPY:
+    case XO_OP_FILL:
+    case XO_OP_AXPBY:
+    case XO_OP_BINARY_SCALAR:
+    case XO_OP_SCALE_BY:
+    case XO_OP_SOFTMAX:
+    case XO_OP_REDUCE_AXIS:
+    case XO_OP_GEMM_BIAS_ACT: /* CLBlast's gemm + our epilogue */
         return xo__cl_kernels_ready(st, d, kind, dtype) ? 1 : -1; /* -1: the build failed */
     default:
         return 0;
@@ -262,8 +271,11 @@ static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t tok
     case XO_OP_AXPY:
     case XO_OP_SCAL:
     case XO_OP_DOT:
+    case XO_OP_GER:
         if (!xo__cl_blas_on_kernels(op)) return xo__cl_run_blas(st, d, op, token);
         return xo__cl_run_kernel(st, d, op, token);
+    case XO_OP_GEMM_BIAS_ACT:
+        return xo__cl_run_gemm_bias_act(st, d, op, token);
     default:
         return xo__cl_run_kernel(st, d, op, token);
     }
