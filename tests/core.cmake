@@ -63,7 +63,7 @@ xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil m
 # The bench's real programs (neural ODE, RNN) against their plain-CBLAS twins.
 xo_add_test(test_programs SOURCES test_programs.c ${PROJECT_SOURCE_DIR}/bench/bench_ode.c
             ${PROJECT_SOURCE_DIR}/bench/bench_rnn.c LIBS xo_testutil crossover_internal crossover::openblas m
-            ENV XO_CALIBRATE=off)
+            ENV XO_CALIBRATE=off XO_ZERO_COPY=off) # real copies: a host sync shows as bytes_out
 target_include_directories(test_programs PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 # BLAS semantics (alpha/beta == 0 read nothing, scal by 0, nrm2 range), adversarial
 # inputs against reference-BLAS loops; one suite per device (cuda.cmake adds CUDA's).

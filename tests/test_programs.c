@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static xo_context *g_ctx;
 
@@ -67,6 +68,48 @@ static void test_rnn_opencl(void **state)
     rnn_matches("opencl", 100);
 }
 
+/* Gradient clipping written as a user would (the norm, clip / max(norm, clip), scale_by)
+ * runs on the device without a single host synchronisation: nothing comes back to the
+ * host (bytes_out does not move) until the result is read. */
+static void test_clip_without_host_sync(void **state)
+{
+    (void)state;
+    int dev;
+    if (xo_device_find(g_ctx, "opencl", &dev) != XO_OK)
+        skip();
+    xot_assert_ok(xo_set_device(g_ctx, "opencl"));
+    enum { N = 4096 };
+    static float g[N], want[N];
+    xot_fill_f(g, N, 5, -1, 1);
+    xo_buffer *grad = xot_buffer(g_ctx, g, sizeof g), *norm, *scale;
+    xot_assert_ok(xo_buffer_create(g_ctx, sizeof(float), &norm));
+    xot_assert_ok(xo_buffer_create(g_ctx, sizeof(float), &scale));
+    xot_assert_ok(xo_scopy(g_ctx, N, grad, 0, 1, grad, 0, 1)); /* grad current on the device */
+    xot_assert_ok(xo_finish(g_ctx));
+    xo_stats before, after;
+    xot_assert_ok(xo_stats_get(g_ctx, dev, &before));
+    const float clip = 1.0f;
+    xot_assert_ok(xo_snrm2(g_ctx, N, grad, 0, 1, norm, 0));
+    xot_assert_ok(xo_sbinary_scalar(g_ctx, XO_MAX, 1, norm, 0, clip, scale, 0));
+    xot_assert_ok(xo_sunary(g_ctx, XO_RECIPROCAL, 1, scale, 0, scale, 0));
+    xot_assert_ok(xo_sbinary_scalar(g_ctx, XO_MUL, 1, scale, 0, clip, scale, 0));
+    xot_assert_ok(xo_sscale_by(g_ctx, N, scale, 0, grad, 0, 1));
+    xot_assert_ok(xo_finish(g_ctx));
+    xot_assert_ok(xo_stats_get(g_ctx, dev, &after));
+    assert_int_equal(after.bytes_out, before.bytes_out); /* no download: no host sync */
+    assert_int_equal(after.ops - before.ops, 5);          /* all five ran there */
+    double sq = 0;
+    for (int i = 0; i < N; i++) sq += (double)g[i] * g[i];
+    double f = clip / (sqrt(sq) > clip ? sqrt(sq) : clip);
+    for (int i = 0; i < N; i++) want[i] = (float)(g[i] * f);
+    float *got = xot_read_all(grad);
+    xot_assert_close_f(got, want, N, "clipped gradient");
+    free(got);
+    xo_buffer_destroy(grad);
+    xo_buffer_destroy(norm);
+    xo_buffer_destroy(scale);
+}
+
 int main(void)
 {
     if (xo_context_create(&g_ctx) != XO_OK) {
@@ -74,7 +117,8 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ode_auto), cmocka_unit_test(test_rnn_auto),
-                                       cmocka_unit_test(test_ode_opencl), cmocka_unit_test(test_rnn_opencl)};
+                                       cmocka_unit_test(test_ode_opencl), cmocka_unit_test(test_rnn_opencl),
+                                       cmocka_unit_test(test_clip_without_host_sync)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     xo_context_destroy(g_ctx);
     return failed;
