@@ -237,23 +237,10 @@ static XO_INLINE xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind
 }
 
 static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op uop, size_t n, xo_buffer *x,
-                       size_t x_off, xo_buffer *y, size_t y_off)
+                                 size_t x_off, xo_buffer *y, size_t y_off)
 {
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_UNARY, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)uop, XO_RELU, XO_IDENTITY));
-    RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
-    RET(xo__check_vector(&op, 1, "y", "y_off", NULL, y, y_off, n, 1));
-    RET(xo__check_overlap(&op, 1, "y", 0, "x", 1));
-    if (n == 0)
-        return XO_OK;
-    op.desc.subop = (int)uop;
-    op.desc.n = n;
-    op.reads = 1u;
-    op.writes = 1u << 1;
-    op.desc.narg = 2;
-    return xo__dispatch(&op);
+    static const char *const names[4] = {"x", "x_off", "y", "y_off"};
+    return xo__elementwise(fn, dt, ctx, XO_OP_UNARY, (int)uop, XO_RELU, XO_IDENTITY, n, names, x, x_off, y, y_off, 0);
 }
 
 static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,

@@ -93,22 +93,9 @@ static XO_INLINE xo_status ger(const char *fn, xo_dtype dt, xo_context *ctx, xo_
 static XO_INLINE xo_status binary_scalar(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n,
                                          xo_buffer *a, size_t a_off, double s, xo_buffer *c, size_t c_off)
 {
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_BINARY_SCALAR, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)bop, XO_ADD, XO_MAX));
-    RET(xo__check_vector(&op, 0, "a", "a_off", NULL, a, a_off, n, 1));
-    RET(xo__check_vector(&op, 1, "c", "c_off", NULL, c, c_off, n, 1));
-    RET(xo__check_overlap(&op, 1, "c", 0, "a", 1));
-    if (n == 0)
-        return XO_OK;
-    op.desc.subop = (int)bop;
-    op.desc.n = n;
-    op.desc.alpha = s;
-    op.reads = 1u;
-    op.writes = 1u << 1;
-    op.desc.narg = 2;
-    return xo__dispatch(&op);
+    static const char *const names[4] = {"a", "a_off", "c", "c_off"};
+    return xo__elementwise(fn, dt, ctx, XO_OP_BINARY_SCALAR, (int)bop, XO_ADD, XO_MAX, n, names, a, a_off, c, c_off,
+                           s);
 }
 
 /* x *= s[s_off], the factor read where the op runs (no host synchronisation). */

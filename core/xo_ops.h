@@ -223,6 +223,32 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
 
 #include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
 
+/* y[i] = f(x[i]) over n contiguous elements, y may be x exactly (unary: f = subop;
+ * binary_scalar: f = x subop alpha): checks, description, dispatch. The operands are
+ * named as the public entry names them (x/y, a/c) in messages. */
+static inline __attribute__((always_inline)) xo_status
+xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, int subop, int sub_lo, int sub_hi,
+                size_t n, const char *const names[4], xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off,
+                double alpha)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, kind, dt);
+    XO_RETURN_IF_ERROR(xo__check_ctx(&op));
+    XO_RETURN_IF_ERROR(xo__check_enum(&op, "op", subop, sub_lo, sub_hi));
+    XO_RETURN_IF_ERROR(xo__check_vector(&op, 0, names[0], names[1], NULL, x, x_off, n, 1));
+    XO_RETURN_IF_ERROR(xo__check_vector(&op, 1, names[2], names[3], NULL, y, y_off, n, 1));
+    XO_RETURN_IF_ERROR(xo__check_overlap(&op, 1, names[2], 0, names[0], 1));
+    if (n == 0)
+        return XO_OK;
+    op.desc.subop = subop;
+    op.desc.n = n;
+    op.desc.alpha = alpha;
+    op.reads = 1u;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
+    return xo__dispatch(&op);
+}
+
 /* One strided vector x that the op writes in place with a scalar (scal: x *= alpha,
  * reads x; fill: x = alpha, never reads x): checks, description, dispatch. */
 static inline __attribute__((always_inline)) xo_status xo__vector_in_place(const char *fn, xo_dtype dt,
