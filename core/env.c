@@ -162,7 +162,9 @@ static xo_status copy_whole(const char *var, const char *v, const char *suffix, 
         return xo__error(XO_ERR_INVALID_ARGUMENT,
                          "xo_context_create: %s=\"%.40s...\" is %zu bytes long; at most %zu are allowed", var, v,
                          strlen(v), cap - 1 - strlen(suffix));
-    snprintf(out, cap, "%s%s", v, suffix);
+    size_t lv = strlen(v);
+    memcpy(out, v, lv); /* n < cap: both fit, with the terminator */
+    memcpy(out + lv, suffix, strlen(suffix) + 1);
     return XO_OK;
 }
 
