@@ -457,7 +457,7 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
                 xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
                         d->info.plugin, d->info.name, xo_last_error());
             else
-                xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s, measuring", dv, d->info.plugin,
+                xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s", dv, d->info.plugin,
                         d->info.name, path);
             xo__clear_error();
         }
