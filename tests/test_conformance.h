@@ -14,6 +14,10 @@ void check_decision(const char *prefix, const char *op);
 /* Fails when buffer b no longer holds `orig`. */
 void check_unchanged(xo_buffer *b, const void *orig, const char *what);
 
+/* test_conformance_zero.c: zero sizes, and disjoint operands in one buffer. */
+void conformance_zero_sizes(void **state);
+void conformance_disjoint_same_buffer(void **state);
+
 /* The 0.3 ops' suite on the device under test; returns the number of failures. */
 int conformance_nn(const char *label);
 #endif
