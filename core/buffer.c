@@ -1,4 +1,5 @@
-/* Buffers: one host copy plus lazily allocated device copies, and which are current. */
+/* Buffers: one host copy plus lazily allocated device copies, and which are current.
+ * The move stage of the op path: data crosses through the device layer (device.c). */
 #include "xo_internal.h"
 
 #include <stdlib.h>
@@ -53,8 +54,7 @@ void xo_buffer_destroy(xo_buffer *b)
     /* Queued ops on a zero-copy device read the host copy itself: let them finish. */
     xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
-        if (b->mem[d])
-            ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, b->mem[d]);
+        xo__dev_free(ctx, d, b->mem[d]);
     pthread_mutex_destroy(&b->move_lock);
     if (!b->wrapped)
         free(b->host);
@@ -112,17 +112,8 @@ static xo_status download_locked(xo_buffer *b, int e)
     if (!shared) /* a real copy lands in host memory that zero-copy devices may be reading */
         xo__buffer_host_write_barrier(b, -1);
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (xo__fault_hit(ctx, dev->info.plugin, "download"))
-            st = xo__error(XO_ERR_DEVICE, "xo_buffer_read: download from device %d (%s) failed (XO_FAULTS)", e,
-                           dev->info.plugin);
-        else
-            st = dev->plugin->download(dev->pstate, dev->pdev, b->mem[e], 0, b->host, b->bytes);
+        st = xo__dev_download(ctx, e, b->mem[e], b->host, b->bytes, shared);
         if (st == XO_OK) {
-            atomic_store_explicit(&dev->queued, 1, memory_order_release); /* for xo_finish */
-            if (!shared) { /* a zero-copy sync moves nothing */
-                atomic_fetch_add_explicit(&dev->stats.bytes_out, b->bytes, memory_order_relaxed);
-                atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
-            }
             atomic_fetch_or_explicit(&b->valid, 1u, memory_order_release);
             return XO_OK;
         }
@@ -152,17 +143,8 @@ static xo_status make_current_locked(xo_buffer *b, int dev)
     }
     if (dev == 0)
         return XO_OK;
-    xo__device *d = &ctx->dev[dev];
     XO_RETURN_IF_ERROR(alloc_locked(b, dev));
-    if (xo__fault_hit(ctx, d->info.plugin, "upload"))
-        return xo__error(XO_ERR_DEVICE, "upload of %zu bytes to device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
-                         d->info.plugin);
-    XO_RETURN_IF_ERROR(d->plugin->upload(d->pstate, d->pdev, b->mem[dev], 0, b->host, b->bytes));
-    atomic_store_explicit(&d->queued, 1, memory_order_release); /* for xo_finish */
-    if (!((xo__shared(b) >> dev) & 1u)) { /* a zero-copy sync moves nothing */
-        atomic_fetch_add_explicit(&d->stats.bytes_in, b->bytes, memory_order_relaxed);
-        atomic_fetch_add_explicit(&d->stats.transfers, 1, memory_order_relaxed);
-    }
+    XO_RETURN_IF_ERROR(xo__dev_upload(ctx, dev, b->mem[dev], b->host, b->bytes, (xo__shared(b) >> dev) & 1u));
     atomic_fetch_or_explicit(&b->valid, 1u << dev, memory_order_release);
     return XO_OK;
 }
@@ -185,8 +167,7 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except)
     xo_context *ctx = b->ctx;
     for (int d = 1; d < ctx->ndev; d++)
         if (pending & (1u << d)) {
-            xo__device *dev = &ctx->dev[d];
-            if (dev->plugin->finish(dev->pstate, dev->pdev) != XO_OK)
+            if (xo__dev_finish(ctx, d) != XO_OK)
                 xo__log(XO_LOG_WARN, "waiting for device %d before a host write failed: %s", d, xo_last_error());
         }
     atomic_fetch_and_explicit(&b->inflight, ~pending, memory_order_relaxed);
@@ -197,22 +178,11 @@ static xo_status alloc_locked(xo_buffer *b, int dev)
 {
     if (dev == 0 || b->mem[dev])
         return XO_OK;
-    xo_context *ctx = b->ctx;
-    xo__device *d = &ctx->dev[dev];
-    if (xo__fault_hit(ctx, d->info.plugin, "alloc"))
-        return xo__error(XO_ERR_DEVICE, "allocating %zu bytes on device %d (%s) failed (XO_FAULTS)", b->bytes, dev,
-                         d->info.plugin);
-    /* Zero-copy where the device shares host memory: its copy is the host copy. */
-    if (ctx->zero_copy && d->info.host_unified && d->plugin->mem_wrap) {
-        if (d->plugin->mem_wrap(d->pstate, d->pdev, b->host, b->bytes, &b->mem[dev]) == XO_OK) {
-            atomic_fetch_or_explicit(&b->shared, 1u << dev, memory_order_relaxed);
-            return XO_OK;
-        }
-        xo__log(XO_LOG_DEBUG, "zero-copy on device %d declined (%s); allocating a copy", dev, xo_last_error());
-        xo__clear_error();
-        b->mem[dev] = NULL;
-    }
-    return d->plugin->mem_alloc(d->pstate, d->pdev, b->bytes, &b->mem[dev]);
+    int shared;
+    XO_RETURN_IF_ERROR(xo__dev_alloc(b->ctx, dev, b->host, b->bytes, &b->mem[dev], &shared));
+    if (shared)
+        atomic_fetch_or_explicit(&b->shared, 1u << dev, memory_order_relaxed);
+    return XO_OK;
 }
 
 /* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */

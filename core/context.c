@@ -1,4 +1,4 @@
-/* Context: plugin discovery, devices, device specs, fault injection, stats. */
+/* Context: creation (devices from device.c, profiles from calibrate.c), device specs, stats. */
 #include "xo_env.h"
 #include "xo_ops.h"
 
@@ -6,120 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-const xo_plugin *(*xo__test_plugin)(void) = NULL;
-
 static _Atomic uint64_t next_context_id = 1;
-
-static int host_fault(const xo_plugin_host *self, const char *site)
-{
-    return xo__fault_hit((xo_context *)self->core, self->plugin_name, site);
-}
-
-int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)
-{
-    int hit = 0;
-    for (int i = 0; i < ctx->nfaults; i++) {
-        xo__fault *f = &ctx->faults[i];
-        if (strcmp(f->plugin, plugin) != 0 || strcmp(f->site, site) != 0)
-            continue;
-        long n = atomic_fetch_add(&f->count, 1) + 1;
-        if (f->nth == 0 || n == f->nth)
-            hit = 1;
-    }
-    if (hit)
-        xo__log(XO_LOG_INFO, "XO_FAULTS: injected failure at %s.%s", plugin, site);
-    return hit;
-}
-
-static void load_plugins(xo_context *ctx, unsigned plugin_mask)
-{
-    const char *names[XO_MAX_PLUGIN_NAMES + 1];
-    xo__plugin_names(names);
-    int nreg = 0;
-    while (xo__plugin_registry[nreg])
-        nreg++;
-    /* The registry's plugins, then the test hook's. */
-    for (int r = 0; r <= nreg && ctx->nplugins < XO_MAX_PLUGINS; r++) {
-        const xo_plugin *pl = r < nreg ? xo__plugin_registry[r]() : xo__test_plugin ? xo__test_plugin() : NULL;
-        if (!pl || !pl->name)
-            continue;
-        int idx = xo__word_index(names, pl->name, strlen(pl->name));
-        int is_cpu = strcmp(pl->name, "cpu") == 0;
-        if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
-            xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
-            continue;
-        }
-        if (is_cpu != (ctx->nplugins == 0)) {
-            xo__log(XO_LOG_WARN, "plugin %s skipped: the cpu plugin must be first", pl->name);
-            continue;
-        }
-        if (pl->api_version != XO_PLUGIN_API_VERSION) {
-            xo__log(XO_LOG_WARN, "plugin %s skipped: api_version %u, the core needs %u", pl->name,
-                    (unsigned)pl->api_version, (unsigned)XO_PLUGIN_API_VERSION);
-            continue;
-        }
-        int slot = ctx->nplugins;
-        xo_plugin_host *host = &ctx->plugins[slot].host;
-        *host = (xo_plugin_host){
-            .log = xo__log,
-            .set_error = xo__error,
-            .fault = host_fault,
-            .cache_dir = ctx->cache_dir,
-            .threads = ctx->threads,
-            .core = ctx,
-            .plugin_name = pl->name,
-        };
-        void *state = NULL;
-        int n = 0;
-        xo_status st = pl->init(host, &state, &n);
-        if (st != XO_OK) {
-            xo__log(XO_LOG_WARN, "plugin %s contributes no devices: %s", pl->name, xo_last_error());
-            xo__clear_error();
-            continue;
-        }
-        ctx->plugins[slot].plugin = pl;
-        ctx->plugins[slot].state = state;
-        ctx->nplugins++;
-        for (int d = 0; d < n; d++) {
-            if (ctx->ndev >= XO_MAX_DEVICES) {
-                xo__log(XO_LOG_WARN, "plugin %s: device %d ignored (at most %d devices)", pl->name, d,
-                        XO_MAX_DEVICES);
-                break;
-            }
-            xo__device *dev = &ctx->dev[ctx->ndev];
-            memset(&dev->info, 0, sizeof dev->info);
-            if (pl->device_info(state, d, &dev->info) != XO_OK) {
-                xo__log(XO_LOG_WARN, "plugin %s: device %d skipped: %s", pl->name, d, xo_last_error());
-                xo__clear_error();
-                continue;
-            }
-            snprintf(dev->info.plugin, sizeof dev->info.plugin, "%s", pl->name);
-            dev->plugin = pl;
-            dev->pstate = state;
-            dev->pdev = d;
-            for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-                for (int t = 0; t < 2; t++)
-                    atomic_init(&dev->supports[k][t], -1);
-            atomic_init(&dev->queued, 1); /* the first xo_finish waits whatever init left */
-            xo__log(XO_LOG_INFO, "device %d: %s \"%s\" (%s)", ctx->ndev, pl->name, dev->info.name,
-                    dev->info.vendor);
-            ctx->ndev++;
-        }
-    }
-}
 
 static void context_free(xo_context *ctx)
 {
     xo__background_stop(ctx); /* before the devices it may still publish into go away */
-    for (int d = 0; d < ctx->ndev; d++)
-        if (ctx->dev[d].plugin->finish)
-            ctx->dev[d].plugin->finish(ctx->dev[d].pstate, ctx->dev[d].pdev);
-    for (int p = ctx->nplugins - 1; p >= 0; p--)
-        if (ctx->plugins[p].plugin->shutdown)
-            ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
+    xo__devices_close(ctx);
     xo__correction_destroy(ctx->correction);
     xo__summary_free(ctx);
-    xo__dispatch_free(ctx);
+    xo__record_free(ctx);
     free(ctx->stat_slots);
     pthread_mutex_destroy(&ctx->profile_lock);
     free(ctx);
@@ -158,7 +53,7 @@ static xo_status create(xo_context **out, int private_)
     ctx->tick0 = xo__ticks();
     ctx->us0 = xo__now_us();
 
-    load_plugins(ctx, env.plugin_mask);
+    xo__devices_open(ctx, env.plugin_mask);
     xo_status st = XO_OK;
     if (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0)
         st = xo__error(XO_ERR_DEVICE, "xo_context_create: the cpu plugin found no host CPU device");
@@ -168,7 +63,7 @@ static xo_status create(xo_context **out, int private_)
     if (st == XO_OK)
         st = xo__correction_create(ctx->ndev, &ctx->correction);
     if (st == XO_OK)
-        st = xo__dispatch_init(ctx);
+        st = xo__record_init(ctx);
     if (st == XO_OK && env.summary)
         st = xo__summary_create(ctx);
     if (st == XO_OK && !(ctx->stat_slots = calloc(XO_STAT_SLOTS, sizeof *ctx->stat_slots)))

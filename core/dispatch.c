@@ -131,22 +131,6 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-/* 1: the device runs this kind and dtype; 0: it cannot by design; 2: it should but
- * failed here (a kernel that did not build): ops that would run there are fallbacks. */
-int xo__device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
-{
-    xo__device *dev = &ctx->dev[d];
-    int s = atomic_load_explicit(&dev->supports[kind][dtype], memory_order_relaxed);
-    if (s < 0) {
-        s = dtype == XO_F64 ? dev->info.fp64 != 0 : 1;
-        if (s && dev->plugin->supports) {
-            int r = dev->plugin->supports(dev->pstate, dev->pdev, kind, dtype);
-            s = r > 0 ? 1 : r < 0 ? 2 : 0;
-        }
-        atomic_store(&dev->supports[kind][dtype], s);
-    }
-    return s;
-}
 
 
 
@@ -233,7 +217,7 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     for (int d = 0; d < ctx->ndev; d++) {
         support[d] = d == 0 ? XO_SUPPORT_YES
                      : op->cpu_only ? XO_SUPPORT_NO
-                                    : xo__device_support(ctx, d, op->desc.kind, op->desc.dtype);
+                                    : xo__dev_support(ctx, d, op->desc.kind, op->desc.dtype);
         factor[d] = support[d] == XO_SUPPORT_YES
                         ? xo__correction_factor(ctx->correction, d, op->desc.kind, op->desc.dtype, cls)
                         : 1.0;
@@ -334,7 +318,7 @@ xo_status xo__dispatch_slow(xo__op *op)
 
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     int forced_support = forced < 0 || op->cpu_only ? XO_SUPPORT_NO
-                                                   : xo__device_support(ctx, forced, op->desc.kind, op->desc.dtype);
+                                                   : xo__dev_support(ctx, forced, op->desc.kind, op->desc.dtype);
     best = xo__place_force(best, failed_dev, est, forced, forced_support, &dec->forced, &failed_dev);
     if (forced >= 0 && !dec->forced && !atomic_exchange(&ctx->dev[forced].forced_warned, 1))
         xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3, forced,
@@ -359,13 +343,7 @@ xo_status xo__dispatch_slow(xo__op *op)
     dec->device = ran;
     if (ran != best)
         dec->forced = 0;
-    if (ran == best && ran != 0 && ctx->dev[ran].plugin->drain_timings)
-        xo__queue_add(ctx, ran, est[ran].launch_us + est[ran].compute_us);
-    if (failed_dev >= 0 && failed_dev != ran)
-        atomic_fetch_add_explicit(&ctx->dev[failed_dev].stats.fallbacks, 1, memory_order_relaxed);
-    if (ctx->summary) /* synchronous devices only: an enqueue's time says nothing */
-        xo__summary_record(ctx, op->desc.kind, op->desc.dtype, cls, ran, 1, est[ran].total_us,
-                           ctx->dev[ran].plugin->drain_timings ? -1 : xo__now_us() - t0, ran != best);
+    xo__record_decision(ctx, &op->desc, cls, est, best, ran, failed_dev, t0);
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS) {
         materialize(slot);
         log_decision(ctx, op->fn, dec, &op->desc);

@@ -1,80 +1,12 @@
-/* Running an op where placement put it: make its operands current there (buffer.c
- * moves them), run it, record it (statistics, residency, the device's queue, timings
- * that arrive later for the online correction), and complete it elsewhere if that
- * device failed. Also xo_finish, and the calibration's direct runs. */
+/* The run stage of the op path: make an op's operands current where placement put it
+ * (buffer.c moves them), run it through the device layer (device.c), hand it to the
+ * record stage (record.c), and complete it elsewhere if that device failed. Also
+ * xo_finish, and the calibration's direct runs (calibration is a client of this file). */
 #include "xo_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- device timings that arrive after the op (async plugins) ----------------------- */
-
-#define XO_PENDING 512
-typedef struct pending_op {
-    uint64_t token;
-    int dev, cls;
-    xo_op_kind kind;
-    xo_dtype dtype;
-    double raw_compute_us; /* the model's prediction before correction */
-} pending_op;
-
-struct xo__dispatch {
-    pthread_mutex_t lock;
-    pending_op pending[XO_PENDING];
-};
-
-xo_status xo__dispatch_init(xo_context *ctx)
-{
-    ctx->dispatch = calloc(1, sizeof *ctx->dispatch);
-    if (!ctx->dispatch)
-        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
-    pthread_mutex_init(&ctx->dispatch->lock, NULL);
-    return XO_OK;
-}
-
-void xo__dispatch_free(xo_context *ctx)
-{
-    if (!ctx->dispatch)
-        return;
-    pthread_mutex_destroy(&ctx->dispatch->lock);
-    free(ctx->dispatch);
-    ctx->dispatch = NULL;
-}
-
-static void remember_pending(xo_context *ctx, const pending_op *p)
-{
-    pthread_mutex_lock(&ctx->dispatch->lock);
-    ctx->dispatch->pending[p->token % XO_PENDING] = *p;
-    pthread_mutex_unlock(&ctx->dispatch->lock);
-}
-
-/* Collect device-measured times of completed ops: busy time and online correction. */
-static void drain_timings(xo_context *ctx, int d)
-{
-    xo__device *dev = &ctx->dev[d];
-    if (!dev->plugin->drain_timings)
-        return;
-    xo_op_timing t[64];
-    int n;
-    while ((n = dev->plugin->drain_timings(dev->pstate, dev->pdev, t, 64)) > 0) {
-        for (int i = 0; i < n; i++) {
-            if (t[i].us < 0)
-                continue;
-            atomic_fetch_add_explicit(&dev->stats.busy_ns, (uint64_t)(t[i].us * 1e3), memory_order_relaxed);
-            pthread_mutex_lock(&ctx->dispatch->lock);
-            pending_op p = ctx->dispatch->pending[t[i].token % XO_PENDING];
-            pthread_mutex_unlock(&ctx->dispatch->lock);
-            if (p.token == t[i].token && p.dev == d && p.raw_compute_us > 0)
-                xo__correction_record(ctx->correction, d, p.kind, p.dtype, p.cls, p.raw_compute_us, t[i].us);
-        }
-        if (n < 64)
-            break;
-    }
-}
-
-
-
 
 /* ---- running ---------------------------------------------------------------------- */
 
@@ -118,49 +50,34 @@ static void mark_inflight(xo__op *op, int d)
 xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us)
 {
     xo_context *ctx = op->ctx;
-    xo__device *dev = &ctx->dev[d];
     XO_RETURN_IF_ERROR(prepare(op, d));
-    if (ctx->nfaults && xo__fault_hit(ctx, dev->info.plugin, "launch"))
-        return xo__error(XO_ERR_DEVICE, "%s: launch on device %d (%s) failed (XO_FAULTS)", op->fn, d,
-                         dev->info.plugin);
-    if (d != 0) /* here too: a failing run may have queued part of its work */
-        atomic_store_explicit(&dev->queued, 1, memory_order_relaxed);
-    int async = dev->plugin->drain_timings != NULL;
-    uint64_t busy_ns = 0;
-    if (async) {
+    uint64_t busy_ns = 0, busy_ticks = 0;
+    if (ctx->dev[d].async) {
         uint64_t token = atomic_fetch_add_explicit(&ctx->next_token, 1, memory_order_relaxed);
-        if (raw_compute_us > 0)
-            remember_pending(ctx, &(pending_op){.token = token, .dev = d, .cls = cls, .kind = op->desc.kind,
-                                                .dtype = op->desc.dtype, .raw_compute_us = raw_compute_us});
-        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, token));
-        drain_timings(ctx, d);
+        xo__record_enqueued(ctx, token, d, &op->desc, cls, raw_compute_us);
+        XO_RETURN_IF_ERROR(xo__dev_run(ctx, d, op->fn, &op->desc, token));
+        xo__record_drain(ctx, d);
     } else if (raw_compute_us > 0) {
         /* A learning call: time it with the clock and feed the correction. */
         double t0 = xo__now_us();
-        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
+        XO_RETURN_IF_ERROR(xo__dev_run(ctx, d, op->fn, &op->desc, 0));
         double us = xo__now_us() - t0;
         busy_ns = (uint64_t)(us * 1e3);
-        xo__correction_record(ctx->correction, d, op->desc.kind, op->desc.dtype, cls, raw_compute_us, us);
+        xo__record_timing(ctx, d, op->desc.kind, op->desc.dtype, cls, raw_compute_us, us);
     } else if (known_us >= 0 && known_us < XO_UNTIMED_US) {
         /* A tiny op on a decision-cache hit: timing it would cost more than a good
          * share of the op, so its busy time is the corrected prediction (which the
          * learning calls keep matched to measurements). */
-        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
+        XO_RETURN_IF_ERROR(xo__dev_run(ctx, d, op->fn, &op->desc, 0));
         busy_ns = (uint64_t)(known_us * 1e3);
     } else {
         uint64_t t0 = xo__ticks();
-        XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, &op->desc, 0));
-        atomic_fetch_add_explicit(&dev->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
+        XO_RETURN_IF_ERROR(xo__dev_run(ctx, d, op->fn, &op->desc, 0));
+        busy_ticks = xo__ticks() - t0;
     }
-    if (d != 0) {
+    if (d != 0)
         mark_inflight(op, d);
-        /* After the enqueue: an xo_finish from now on waits for it. */
-        atomic_store_explicit(&dev->queued, 1, memory_order_release);
-    }
-    for (int i = 0; i < op->desc.narg; i++)
-        if (op->writes >> i & 1u)
-            xo__buffer_mark_written(op->buf[i], d);
-    xo__count_op(ctx, op->stat_slot, d, busy_ns);
+    xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, op->writes, busy_ns, busy_ticks);
     return XO_OK;
 }
 
@@ -187,24 +104,10 @@ xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out
         return xo__error(XO_ERR_DEVICE, "%s: failed on device %d (%s) and on device %d (%s)", op->fn, failed, why, alt,
                          xo_last_error());
     /* Counted once the op has been completed elsewhere, as the contract defines it. */
-    atomic_fetch_add_explicit(&ctx->dev[failed].stats.fallbacks, 1, memory_order_relaxed);
+    xo__record_fallback(ctx, failed);
     *out_dev = alt;
     return XO_OK;
 }
-
-
-/* An op of `us` was queued on d: its queue ends that much later. */
-void xo__queue_add(xo_context *ctx, int d, double us)
-{
-    if (!(us > 0))
-        return;
-    _Atomic uint64_t *until = &ctx->dev[d].busy_until_ns;
-    uint64_t now = (uint64_t)(xo__now_us() * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
-    do
-        next = (old > now ? old : now) + (uint64_t)(us * 1e3);
-    while (!atomic_compare_exchange_weak_explicit(until, &old, next, memory_order_relaxed, memory_order_relaxed));
-}
-
 
 /* ---- calibration and xo_finish ----------------------------------------------------- */
 
@@ -232,18 +135,15 @@ xo_status xo_finish(xo_context *ctx)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_finish: ctx is NULL");
     xo_status first = XO_OK;
     for (int d = 0; d < ctx->ndev; d++) {
-        xo__device *dev = &ctx->dev[d];
         /* A device nothing was sent to since the last finish has nothing to wait for
          * (an idle clFinish on PoCL costs ~55 ns, a visible share of a tiny CPU op). */
-        if (d != 0 && !atomic_exchange_explicit(&dev->queued, 0, memory_order_acq_rel))
+        if (d != 0 && !atomic_exchange_explicit(&ctx->dev[d].queued, 0, memory_order_acq_rel))
             continue;
-        if (dev->plugin->finish) {
-            xo_status st = dev->plugin->finish(dev->pstate, dev->pdev);
-            if (st != XO_OK && first == XO_OK)
-                first = xo__error(st, "xo_finish: device %d (%s): %s", d, dev->info.plugin, xo_last_error());
-        }
-        drain_timings(ctx, d);
-        atomic_store_explicit(&dev->busy_until_ns, 0, memory_order_relaxed); /* its queue is empty */
+        xo_status st = xo__dev_finish(ctx, d);
+        if (st != XO_OK && first == XO_OK)
+            first = xo__error(st, "xo_finish: device %d (%s): %s", d, ctx->dev[d].info.plugin, xo_last_error());
+        xo__record_drain(ctx, d);
+        atomic_store_explicit(&ctx->dev[d].busy_until_ns, 0, memory_order_relaxed); /* its queue is empty */
     }
     return first;
 }

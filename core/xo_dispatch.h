@@ -11,6 +11,7 @@
 #define XO_DISPATCH_H
 
 #include "xo_internal.h"
+#include "xo_record.h"
 
 #define XO_CACHE_WAYS 4
 #define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
@@ -162,8 +163,6 @@ xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double know
 /* The op failed on `failed`: complete it elsewhere (the CPU, or for a failed CPU the
  * cheapest other eligible device in dec), every operand's current copy intact. */
 xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out_dev);
-/* An op of `us` was queued on asynchronous device d: its queue ends that much later. */
-void xo__queue_add(xo_context *ctx, int d, double us);
 
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
 xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));
@@ -180,27 +179,6 @@ static inline __attribute__((always_inline)) int xo__fast_ok(const xo__cache_ent
     return hit && e->uses < e->fast_until && mode < 2 && e->fast[mode];
 }
 
-/* Count one completed op on device d and its busy time: on this thread's own stat slot
- * when it has one (plain stores, no locked instruction), else the device's atomics. The
- * one place the fast paths and run.c count ops. */
-static inline __attribute__((always_inline)) void xo__count_op(xo_context *ctx, int stat_slot, int d,
-                                                               uint64_t busy_ns)
-{
-    if (stat_slot >= 0) {
-        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
-        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&s->busy_ns[d],
-                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
-}
-
 /* When an op run for cache entry `e` starts. A tiny op is not timed (0): timing it would
  * cost a good share of it, so its busy time is the corrected prediction (which the
  * learning calls keep matched to measurements). */
@@ -210,23 +188,19 @@ static inline __attribute__((always_inline)) uint64_t xo__fast_t0(const xo__cach
 }
 
 /* Record an op that ran on the CPU for cache entry `e`, started at xo__fast_t0's t0: the
- * output becomes current on the host only, the decision and the counters. */
+ * op (xo__record_ran) and this thread's last decision. */
 static inline __attribute__((always_inline)) void xo__fast_record(xo_context *ctx, xo__decision_slot *s,
                                                                   xo__cache_entry *e, int forced, const char *fn,
                                                                   xo_buffer *out, uint64_t t0)
 {
-    xo__device *cpu = &ctx->dev[0];
     uint64_t busy_ns = e->cpu_known_ns;
-    if (!busy_ns)
-        atomic_fetch_add_explicit(&cpu->stats.busy_ticks, xo__ticks() - t0, memory_order_relaxed);
-    xo__buffer_mark_written(out, 0);
+    xo__record_ran(ctx, s->stat_slot, 0, &out, 1, 1u, busy_ns, busy_ns ? 0 : xo__ticks() - t0);
     e->uses++;
     s->fn = fn;
     s->lazy = e;
     s->d.forced = forced == 0;
     s->d.ndevices = ctx->ndev;
     s->d.device = 0;
-    xo__count_op(ctx, s->stat_slot, 0, busy_ns);
 }
 
 /* Run `desc` on the CPU for cache entry `e` and record it. 0 if the plugin failed
@@ -235,9 +209,8 @@ static inline __attribute__((always_inline)) int xo__fast_cpu(xo_context *ctx, x
                                                               xo__cache_entry *e, int forced, const char *fn,
                                                               const xo_op_desc *desc, xo_buffer *out)
 {
-    xo__device *cpu = &ctx->dev[0];
     uint64_t t0 = xo__fast_t0(e);
-    if (__builtin_expect(cpu->plugin->run(cpu->pstate, 0, desc, 0) != XO_OK, 0))
+    if (__builtin_expect(xo__dev_run_cpu(ctx, desc) != XO_OK, 0))
         return 0;
     xo__fast_record(ctx, s, e, forced, fn, out, t0);
     return 1;

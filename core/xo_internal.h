@@ -158,9 +158,6 @@ void xo__place(const xo__place_in *in, xo__placement *out);
 int xo__place_force(int best, int failed, const xo_estimate *est, int forced, int forced_support, int *out_forced,
                     int *out_fallback_from);
 
-/* Whether device d runs (kind, dtype): XO_SUPPORT_*; asks the plugin once (which may
- * build kernels) and remembers. */
-int xo__device_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype);
 
 /* ---- online correction (correct.c): a bounded table of robust ratios ----------- */
 
@@ -219,6 +216,7 @@ typedef struct xo__device {
     _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
+    int async;           /* ops are queued; their times arrive later (drain_timings) */
     int measure_later;   /* its profile is a stand-in or untrusted: background calibration measures it */
     _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__now_us ns); 0: idle */
 } xo__device;
@@ -266,13 +264,45 @@ struct xo_context {
                                       calibration replaces them while ops run */
     struct xo__background *background; /* calibration of provisional profiles (calibrate.c) */
     _Atomic int *calib_cancel;     /* in a background calibration's private context: stop */
-    struct xo__dispatch *dispatch; /* dispatch.c: pending device timings */
+    struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
     _Atomic int next_stat_slot;
     uint64_t tick0;  /* xo__ticks() and xo__now_us() at creation: the tick rate */
     double us0;
 };
+/* ---- the device layer (device.c): the plugins and every call into them ------------ */
+
+/* Load the registry's plugins allowed by XO_PLUGINS (bit i: name i of xo__plugin_names;
+ * the CPU always), then xo__test_plugin's, and add their devices to ctx. */
+void xo__devices_open(xo_context *ctx, unsigned plugin_mask);
+/* Wait for every device, then shut the plugins down (in reverse order). */
+void xo__devices_close(xo_context *ctx);
+/* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
+int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
+/* Whether device d runs (kind, dtype): XO_SUPPORT_*; asks the plugin once (which may
+ * build kernels) and remembers. */
+int xo__dev_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype);
+/* A device copy of `bytes` on d: the host copy itself when `host` is given and d shares
+ * host memory under XO_ZERO_COPY (*shared = 1), else an allocation. Site "alloc". */
+xo_status xo__dev_alloc(xo_context *ctx, int d, void *host, size_t bytes, xo_plugin_mem **out, int *shared);
+void xo__dev_free(xo_context *ctx, int d, xo_plugin_mem *mem);
+/* Whole-copy transfers (sites "upload", "download"), counted in d's stats unless
+ * `shared` (a zero-copy sync moves nothing). */
+xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, const void *src, size_t bytes, int shared);
+xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, void *dst, size_t bytes, int shared);
+/* Run (or on an async device enqueue) one op; `fn` names it in messages. Site "launch". */
+xo_status xo__dev_run(xo_context *ctx, int d, const char *fn, const xo_op_desc *desc, uint64_t token);
+xo_status xo__dev_finish(xo_context *ctx, int d);
+/* Device-measured times of completed ops (async devices), at most max; 0: none. */
+int xo__dev_drain(xo_context *ctx, int d, xo_op_timing *out, int max);
+/* The fast paths' run on the CPU (xo_dispatch.h), inline: no fault site, as a context
+ * with XO_FAULTS never takes them. */
+static inline __attribute__((always_inline)) xo_status xo__dev_run_cpu(xo_context *ctx, const xo_op_desc *desc)
+{
+    return ctx->dev[0].plugin->run(ctx->dev[0].pstate, 0, desc, 0);
+}
+
 /* Ticks to microseconds at the rate seen since ctx was created. */
 double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks);
 
@@ -311,9 +341,6 @@ static inline uint32_t xo__inflight(const xo_buffer *b)
  * still read it (zero-copy), except on device `except` (its own queue orders them). */
 void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 
-/* Fault injection (XO_FAULTS): 1 if this call of `plugin` at `site` must fail. */
-int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
-
 /* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
  * never freed. `fn` names the public caller in messages. */
 xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
@@ -334,10 +361,8 @@ static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
  * bypassing placement: used by calibration. Residency is handled as for any op. */
 xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS]);
 
-xo_status xo__dispatch_init(xo_context *ctx);
 /* XO_LOG=summary: count this thread's decision-cache hits on ctx not yet counted. */
 void xo__dispatch_flush_thread(xo_context *ctx);
-void xo__dispatch_free(xo_context *ctx);
 
 /* Force placement to `dev` (-1: auto) without parsing a spec. */
 void xo__force_device(xo_context *ctx, int dev);

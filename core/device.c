@@ -1,0 +1,243 @@
+/* The device layer: the loaded plugins and every call the core makes into them.
+ *
+ * Each vtable call has one wrapper here, and nothing above this file touches a plugin:
+ * buffer.c moves data through xo__dev_alloc/upload/download/free, run.c runs ops through
+ * xo__dev_run/finish/drain, dispatch.c asks xo__dev_support, calibration runs through
+ * run.c. A wrapper is the one place for what every call of its kind needs: the XO_FAULTS
+ * site checked before it, the transfer statistics counted after it, the `queued` flag
+ * that tells xo_finish a device has work, and a message naming the device on failure.
+ * (The fast paths in xo_dispatch.h call the CPU's run() inline, without fault sites:
+ * a context with XO_FAULTS set never takes them.) */
+#include "xo_env.h"
+#include "xo_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const xo_plugin *(*xo__test_plugin)(void) = NULL;
+
+/* ---- fault injection (XO_FAULTS) -------------------------------------------------- */
+
+int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)
+{
+    int hit = 0;
+    for (int i = 0; i < ctx->nfaults; i++) {
+        xo__fault *f = &ctx->faults[i];
+        if (strcmp(f->plugin, plugin) != 0 || strcmp(f->site, site) != 0)
+            continue;
+        long n = atomic_fetch_add(&f->count, 1) + 1;
+        if (f->nth == 0 || n == f->nth)
+            hit = 1;
+    }
+    if (hit)
+        xo__log(XO_LOG_INFO, "XO_FAULTS: injected failure at %s.%s", plugin, site);
+    return hit;
+}
+
+/* A plugin's own sites (kernel builds, its internal steps) reach XO_FAULTS through here. */
+static int host_fault(const xo_plugin_host *self, const char *site)
+{
+    return xo__fault_hit((xo_context *)self->core, self->plugin_name, site);
+}
+
+/* 1 (and the error set) if XO_FAULTS fails this call of device d at `site` (the
+ * transfer sites: alloc, upload, download). */
+static int fault(xo_context *ctx, int d, const char *site, size_t bytes)
+{
+    if (!ctx->nfaults || !xo__fault_hit(ctx, ctx->dev[d].info.plugin, site))
+        return 0;
+    xo__error(XO_ERR_DEVICE, "%s of %zu bytes on device %d (%s) failed (XO_FAULTS)", site, bytes, d,
+              ctx->dev[d].info.plugin);
+    return 1;
+}
+
+/* ---- loading and unloading -------------------------------------------------------- */
+
+/* Add plugin pl's devices to ctx. */
+static void add_devices(xo_context *ctx, const xo_plugin *pl, void *state, int n)
+{
+    for (int d = 0; d < n; d++) {
+        if (ctx->ndev >= XO_MAX_DEVICES) {
+            xo__log(XO_LOG_WARN, "plugin %s: device %d ignored (at most %d devices)", pl->name, d, XO_MAX_DEVICES);
+            break;
+        }
+        xo__device *dev = &ctx->dev[ctx->ndev];
+        memset(&dev->info, 0, sizeof dev->info);
+        if (pl->device_info(state, d, &dev->info) != XO_OK) {
+            xo__log(XO_LOG_WARN, "plugin %s: device %d skipped: %s", pl->name, d, xo_last_error());
+            xo__clear_error();
+            continue;
+        }
+        snprintf(dev->info.plugin, sizeof dev->info.plugin, "%s", pl->name);
+        dev->plugin = pl;
+        dev->pstate = state;
+        dev->pdev = d;
+        dev->async = pl->drain_timings != NULL;
+        for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+            for (int t = 0; t < 2; t++)
+                atomic_init(&dev->supports[k][t], -1);
+        atomic_init(&dev->queued, 1); /* the first xo_finish waits whatever init left */
+        xo__log(XO_LOG_INFO, "device %d: %s \"%s\" (%s)", ctx->ndev, pl->name, dev->info.name, dev->info.vendor);
+        ctx->ndev++;
+    }
+}
+
+void xo__devices_open(xo_context *ctx, unsigned plugin_mask)
+{
+    const char *names[XO_MAX_PLUGIN_NAMES + 1];
+    xo__plugin_names(names);
+    int nreg = 0;
+    while (xo__plugin_registry[nreg])
+        nreg++;
+    /* The registry's plugins, then the test hook's. */
+    for (int r = 0; r <= nreg && ctx->nplugins < XO_MAX_PLUGINS; r++) {
+        const xo_plugin *pl = r < nreg ? xo__plugin_registry[r]() : xo__test_plugin ? xo__test_plugin() : NULL;
+        if (!pl || !pl->name)
+            continue;
+        int idx = xo__word_index(names, pl->name, strlen(pl->name));
+        int is_cpu = strcmp(pl->name, "cpu") == 0;
+        if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
+            xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
+            continue;
+        }
+        if (is_cpu != (ctx->nplugins == 0)) {
+            xo__log(XO_LOG_WARN, "plugin %s skipped: the cpu plugin must be first", pl->name);
+            continue;
+        }
+        if (pl->api_version != XO_PLUGIN_API_VERSION) {
+            xo__log(XO_LOG_WARN, "plugin %s skipped: api_version %u, the core needs %u", pl->name,
+                    (unsigned)pl->api_version, (unsigned)XO_PLUGIN_API_VERSION);
+            continue;
+        }
+        int slot = ctx->nplugins;
+        xo_plugin_host *host = &ctx->plugins[slot].host;
+        *host = (xo_plugin_host){
+            .log = xo__log,
+            .set_error = xo__error,
+            .fault = host_fault,
+            .cache_dir = ctx->cache_dir,
+            .threads = ctx->threads,
+            .core = ctx,
+            .plugin_name = pl->name,
+        };
+        void *state = NULL;
+        int n = 0;
+        if (pl->init(host, &state, &n) != XO_OK) {
+            xo__log(XO_LOG_WARN, "plugin %s contributes no devices: %s", pl->name, xo_last_error());
+            xo__clear_error();
+            continue;
+        }
+        ctx->plugins[slot].plugin = pl;
+        ctx->plugins[slot].state = state;
+        ctx->nplugins++;
+        add_devices(ctx, pl, state, n);
+    }
+}
+
+void xo__devices_close(xo_context *ctx)
+{
+    for (int d = 0; d < ctx->ndev; d++)
+        (void)xo__dev_finish(ctx, d);
+    for (int p = ctx->nplugins - 1; p >= 0; p--)
+        if (ctx->plugins[p].plugin->shutdown)
+            ctx->plugins[p].plugin->shutdown(ctx->plugins[p].state);
+    ctx->nplugins = 0;
+}
+
+/* ---- the calls -------------------------------------------------------------------- */
+
+int xo__dev_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
+{
+    xo__device *dev = &ctx->dev[d];
+    int s = atomic_load_explicit(&dev->supports[kind][dtype], memory_order_relaxed);
+    if (s < 0) {
+        s = dtype == XO_F64 ? dev->info.fp64 != 0 : 1;
+        if (s && dev->plugin->supports) {
+            int r = dev->plugin->supports(dev->pstate, dev->pdev, kind, dtype);
+            s = r > 0 ? XO_SUPPORT_YES : r < 0 ? XO_SUPPORT_FAILED : XO_SUPPORT_NO;
+        }
+        atomic_store(&dev->supports[kind][dtype], s);
+    }
+    return s;
+}
+
+xo_status xo__dev_alloc(xo_context *ctx, int d, void *host, size_t bytes, xo_plugin_mem **out, int *shared)
+{
+    xo__device *dev = &ctx->dev[d];
+    *shared = 0;
+    if (fault(ctx, d, "alloc", bytes))
+        return XO_ERR_DEVICE;
+    /* Zero-copy where the device shares host memory: its copy is the host copy. */
+    if (host && ctx->zero_copy && dev->info.host_unified && dev->plugin->mem_wrap) {
+        if (dev->plugin->mem_wrap(dev->pstate, dev->pdev, host, bytes, out) == XO_OK) {
+            *shared = 1;
+            return XO_OK;
+        }
+        xo__log(XO_LOG_DEBUG, "zero-copy on device %d declined (%s); allocating a copy", d, xo_last_error());
+        xo__clear_error();
+        *out = NULL;
+    }
+    return dev->plugin->mem_alloc(dev->pstate, dev->pdev, bytes, out);
+}
+
+void xo__dev_free(xo_context *ctx, int d, xo_plugin_mem *mem)
+{
+    if (mem)
+        ctx->dev[d].plugin->mem_free(ctx->dev[d].pstate, ctx->dev[d].pdev, mem);
+}
+
+/* A transfer was queued on d (xo_finish waits for it); `moved`: bytes crossed (a
+ * zero-copy sync moves none). */
+static void count_transfer(xo__device *dev, _Atomic uint64_t *counter, size_t moved)
+{
+    atomic_store_explicit(&dev->queued, 1, memory_order_release);
+    if (moved) {
+        atomic_fetch_add_explicit(counter, moved, memory_order_relaxed);
+        atomic_fetch_add_explicit(&dev->stats.transfers, 1, memory_order_relaxed);
+    }
+}
+
+xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, const void *src, size_t bytes, int shared)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (fault(ctx, d, "upload", bytes))
+        return XO_ERR_DEVICE;
+    XO_RETURN_IF_ERROR(dev->plugin->upload(dev->pstate, dev->pdev, dst, 0, src, bytes));
+    count_transfer(dev, &dev->stats.bytes_in, shared ? 0 : bytes);
+    return XO_OK;
+}
+
+xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, void *dst, size_t bytes, int shared)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (fault(ctx, d, "download", bytes))
+        return XO_ERR_DEVICE;
+    XO_RETURN_IF_ERROR(dev->plugin->download(dev->pstate, dev->pdev, src, 0, dst, bytes));
+    count_transfer(dev, &dev->stats.bytes_out, shared ? 0 : bytes);
+    return XO_OK;
+}
+
+xo_status xo__dev_run(xo_context *ctx, int d, const char *fn, const xo_op_desc *desc, uint64_t token)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (ctx->nfaults && xo__fault_hit(ctx, dev->info.plugin, "launch"))
+        return xo__error(XO_ERR_DEVICE, "%s: launch on device %d (%s) failed (XO_FAULTS)", fn, d, dev->info.plugin);
+    if (d == 0)
+        return dev->plugin->run(dev->pstate, dev->pdev, desc, token);
+    atomic_store_explicit(&dev->queued, 1, memory_order_relaxed); /* a failing run may have queued part of it */
+    XO_RETURN_IF_ERROR(dev->plugin->run(dev->pstate, dev->pdev, desc, token));
+    atomic_store_explicit(&dev->queued, 1, memory_order_release); /* after the enqueue: xo_finish waits for it */
+    return XO_OK;
+}
+
+xo_status xo__dev_finish(xo_context *ctx, int d)
+{
+    xo__device *dev = &ctx->dev[d];
+    return dev->plugin->finish ? dev->plugin->finish(dev->pstate, dev->pdev) : XO_OK;
+}
+
+int xo__dev_drain(xo_context *ctx, int d, xo_op_timing *out, int max)
+{
+    xo__device *dev = &ctx->dev[d];
+    return dev->plugin->drain_timings ? dev->plugin->drain_timings(dev->pstate, dev->pdev, out, max) : 0;
+}
