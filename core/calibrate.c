@@ -510,10 +510,7 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
 
 xo_status xo__profiles_init(xo_context *ctx, int force, xo__progress_fn progress, void *user)
 {
-    xo_status st = init_profiles(ctx, force, 0, progress, user);
-    if (st == XO_OK && ctx->calibrate == XO_CALIBRATE_AUTO)
-        xo__background_start(ctx);
-    return st;
+    return init_profiles(ctx, force, 0, progress, user);
 }
 
 xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user)

@@ -70,6 +70,8 @@ static xo_status create(xo_context **out, int private_)
         st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
     if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
+    if (st == XO_OK && ctx->calibrate == XO_CALIBRATE_AUTO) /* provisional profiles: measured meanwhile */
+        xo__background_start(ctx);
     if (st != XO_OK) {
         char saved[XO_ERROR_MAX];
         snprintf(saved, sizeof saved, "%s", xo_last_error());
