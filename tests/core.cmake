@@ -85,3 +85,6 @@ xo_add_test(test_mock SOURCES test_mock.c LIBS xo_mock xo_testutil crossover_int
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 # It times two threads side by side: alone on the machine.
 set_tests_properties(test_mock PROPERTIES RUN_SERIAL TRUE)
+# The device layer: XO_FAULTS sites and transfer statistics against the mock's own counts.
+xo_add_test(test_device SOURCES test_device.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
