@@ -40,7 +40,7 @@ static int support_of(xo_context *ctx, int nreal, int d, const xo__profile *p, c
     }
     if (d == 0 || d >= nreal)
         return XO_SUPPORT_YES;
-    int s = xo__device_support(ctx, d, cost->kind, cost->dtype);
+    int s = xo__dev_support(ctx, d, cost->kind, cost->dtype);
     if (s == XO_SUPPORT_NO)
         *why = "op not supported";
     else if (s == XO_SUPPORT_FAILED)
