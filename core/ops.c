@@ -35,32 +35,10 @@ static XO_INLINE void axpy_desc(xo_op_desc *d, size_t n, double alpha, size_t in
     d->narg = 2;
 }
 
-/* ---- express checks (see xo__express_find): plain cases only, in registers -------- */
-
-/* A rows x cols matrix (both >= 1, every figure under 2^29) plainly inside b: its end
- * in bytes goes to *hi, whether it fills its span without gaps to *dense. */
-static XO_INLINE int express_matrix(const xo_context *ctx, const xo_buffer *b, size_t off, xo_layout layout,
-                                    size_t rows, size_t cols, size_t ld, size_t es, size_t *hi, int *dense)
-{
-    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
-    *hi = (off + (outer - 1) * ld + inner) * es;
-    *dense = ld == inner || outer == 1;
-    return b && b->ctx == ctx && ld >= inner && *hi <= b->bytes;
-}
-
-/* n >= 1 elements at stride inc >= 1 (every figure under 2^29) plainly inside b. */
-static XO_INLINE int express_vector(const xo_context *ctx, const xo_buffer *b, size_t off, size_t n, size_t inc,
-                                    size_t es, size_t *hi)
-{
-    *hi = (off + (n - 1) * inc + 1) * es;
-    return b && b->ctx == ctx && *hi <= b->bytes;
-}
-
-/* Whether an output must be current before the op: read, or not overwritten whole. */
-static XO_INLINE unsigned express_need(int reads, int dense, size_t off, size_t hi, const xo_buffer *b)
-{
-    return reads || !dense || off != 0 || hi != b->bytes;
-}
+/* ---- the express path (see xo__express_find) -------------------------------------
+ * For the plain case (distinct buffers, every figure under 2^29, nothing empty) gemm,
+ * gemv and axpy apply the operand rules of xo_ops.h quietly: any broken rule, or a cache
+ * miss, leaves for the full path, which applies the same rules with their messages. */
 
 static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
                       xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
@@ -74,14 +52,14 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
         (tb == XO_NO_TRANS || tb == XO_TRANS) && m && n && k && alpha != 0.0 && c != a && c != b &&
         XO_SMALL_DIMS(m | n | k | lda | ldb | ldc | a_off | b_off | c_off)) {
         int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS, ad, bd, cd;
-        size_t ahi, bhi, chi;
-        if (express_matrix(ctx, a, a_off, layout, an ? m : k, an ? k : m, lda, es, &ahi, &ad) &&
-            express_matrix(ctx, b, b_off, layout, bn ? k : n, bn ? n : k, ldb, es, &bhi, &bd) &&
-            express_matrix(ctx, c, c_off, layout, m, n, ldc, es, &chi, &cd)) {
+        size_t alo, ahi, blo, bhi, clo, chi;
+        if (!xo__matrix_rule(ctx, a, a_off, layout, an ? m : k, an ? k : m, lda, es, 1, &alo, &ahi, &ad) &&
+            !xo__matrix_rule(ctx, b, b_off, layout, bn ? k : n, bn ? n : k, ldb, es, 1, &blo, &bhi, &bd) &&
+            !xo__matrix_rule(ctx, c, c_off, layout, m, n, ldc, es, 1, &clo, &chi, &cd)) {
             uint64_t k0 = xo__key_head(ctx->id, XO_OP_GEMM, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
             xo__key_operand(&k0, &res, &sizes, 0, a, 1);
             xo__key_operand(&k0, &res, &sizes, 1, b, 1);
-            xo__key_operand(&k0, &res, &sizes, 2, c, express_need(beta != 0.0, cd, c_off, chi, c));
+            xo__key_operand(&k0, &res, &sizes, 2, c, xo__operand_need(beta != 0.0, cd, clo, chi, c));
             const xo_host_blas *hb = ctx->host_blas;
             xo__express_hit h;
             if (hb && (dt == XO_F32 ? hb->sgemm != NULL : hb->dgemm != NULL) &&
@@ -120,14 +98,15 @@ static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo
     const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
     if (ctx && (layout == XO_ROW_MAJOR || layout == XO_COL_MAJOR) && (ta == XO_NO_TRANS || ta == XO_TRANS) && m &&
         n && incx && incy && y != a && y != x && XO_SMALL_DIMS(m | n | lda | incx | incy | a_off | x_off | y_off)) {
-        int nt = ta == XO_NO_TRANS, ad;
-        size_t ahi, xhi, yhi, xn = nt ? n : m, yn = nt ? m : n;
-        if (express_matrix(ctx, a, a_off, layout, m, n, lda, es, &ahi, &ad) &&
-            express_vector(ctx, x, x_off, xn, incx, es, &xhi) && express_vector(ctx, y, y_off, yn, incy, es, &yhi)) {
+        int nt = ta == XO_NO_TRANS, ad, xd, yd;
+        size_t alo, ahi, xlo, xhi, ylo, yhi, xn = nt ? n : m, yn = nt ? m : n;
+        if (!xo__matrix_rule(ctx, a, a_off, layout, m, n, lda, es, 1, &alo, &ahi, &ad) &&
+            !xo__vector_rule(ctx, x, x_off, xn, incx, 1, es, 1, &xlo, &xhi, &xd) &&
+            !xo__vector_rule(ctx, y, y_off, yn, incy, 1, es, 1, &ylo, &yhi, &yd)) {
             uint64_t k0 = xo__key_head(ctx->id, XO_OP_GEMV, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
             xo__key_operand(&k0, &res, &sizes, 0, a, 1);
             xo__key_operand(&k0, &res, &sizes, 1, x, 1);
-            xo__key_operand(&k0, &res, &sizes, 2, y, express_need(beta != 0.0, incy == 1 || yn == 1, y_off, yhi, y));
+            xo__key_operand(&k0, &res, &sizes, 2, y, xo__operand_need(beta != 0.0, yd, ylo, yhi, y));
             const xo_host_blas *hb = ctx->host_blas;
             xo__express_hit h;
             if (hb && (dt == XO_F32 ? hb->sgemv != NULL : hb->dgemv != NULL) &&
@@ -169,9 +148,11 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
                       size_t x_off, size_t incx, xo_buffer *y, size_t y_off, size_t incy)
 {
     const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    size_t xhi, yhi;
+    size_t xlo, xhi, ylo, yhi;
+    int xd, yd;
     if (ctx && n && incx && incy && x != y && XO_SMALL_DIMS(n | incx | incy | x_off | y_off) &&
-        express_vector(ctx, x, x_off, n, incx, es, &xhi) && express_vector(ctx, y, y_off, n, incy, es, &yhi)) {
+        !xo__vector_rule(ctx, x, x_off, n, incx, 1, es, 1, &xlo, &xhi, &xd) &&
+        !xo__vector_rule(ctx, y, y_off, n, incy, 1, es, 1, &ylo, &yhi, &yd)) {
         uint64_t k0 = xo__key_head(ctx->id, XO_OP_AXPY, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;
         xo__key_operand(&k0, &res, &sizes, 0, x, 1);
         xo__key_operand(&k0, &res, &sizes, 1, y, 1);

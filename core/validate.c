@@ -70,3 +70,35 @@ xo_status xo__fail_overlap(const char *fn, const char *outname, size_t out_lo, s
                      outname, out_lo, out_hi, inname, in_lo, in_hi,
                      alias_allowed ? "; only the exact alias at the same offset is allowed" : "");
 }
+
+/* The message of the rule a vector operand broke (xo__vector_rule). */
+xo_status xo__fail_vector(const xo__op *op, xo__rule r, const char *bname, const char *offname, const char *incname,
+                          const xo_buffer *b, size_t off, size_t n, size_t inc)
+{
+    switch (r) {
+    case XO_RULE_INC: return xo__fail_inc(op->fn, incname);
+    case XO_RULE_NULL: return xo__fail_null(op->fn, bname);
+    case XO_RULE_CONTEXT: return xo__fail_context(op->fn, bname);
+    case XO_RULE_EXTENT: return xo__fail_extent(op->fn, bname);
+    default: return xo__fail_span(op->fn, bname, offname, off, n ? (n - 1) * inc + 1 : 0, op->esize, b->bytes);
+    }
+}
+
+/* The message of the rule a matrix operand broke (xo__matrix_rule). */
+xo_status xo__fail_matrix(const xo__op *op, xo__rule r, const char *bname, const char *offname, const char *ldname,
+                          const char *rows_name, const char *cols_name, int trans, const xo_buffer *b, size_t off,
+                          xo_layout layout, size_t rows, size_t cols, size_t ld)
+{
+    size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
+    switch (r) {
+    case XO_RULE_LD:
+        return xo__fail_ld(op->fn, ldname, ld, rows_name, cols_name, trans, inner > 1 ? inner : 1, bname, rows, cols,
+                           layout);
+    case XO_RULE_NULL: return xo__fail_null(op->fn, bname);
+    case XO_RULE_CONTEXT: return xo__fail_context(op->fn, bname);
+    case XO_RULE_EXTENT: return xo__fail_extent(op->fn, bname);
+    default:
+        return xo__fail_span(op->fn, bname, offname, off, rows && cols ? (outer - 1) * ld + inner : 0, op->esize,
+                             b->bytes);
+    }
+}

@@ -76,6 +76,11 @@ extern _Thread_local xo__thread xo__tl;
 /* Which operands must be current where the op runs: every one it reads, and every
  * output it does not overwrite completely (a strided or padded output leaves gaps whose
  * contents must survive). An operand whose span is empty is neither read nor written. */
+static inline __attribute__((always_inline)) unsigned xo__operand_need(int reads, int dense, size_t lo, size_t hi,
+                                                                        const xo_buffer *b)
+{
+    return reads || !dense || lo != 0 || hi != b->bytes;
+}
 static inline unsigned xo__op_needs(const xo__op *op)
 {
     unsigned need = 0;
@@ -83,8 +88,7 @@ static inline unsigned xo__op_needs(const xo__op *op)
         const xo_buffer *b = op->buf[i];
         if (!b || op->lo[i] == op->hi[i])
             continue;
-        if (((op->reads | ~op->dense) >> i & 1u) || op->lo[i] != 0 || op->hi[i] != b->bytes)
-            need |= 1u << i;
+        need |= xo__operand_need(op->reads >> i & 1u, op->dense >> i & 1u, op->lo[i], op->hi[i], b) << i;
     }
     return need;
 }

@@ -93,48 +93,125 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
  * < 2^62), so the common case skips the overflow checks; larger ones take them. */
 #define XO_SMALL_DIMS(x) (((x) >> 29) == 0)
 
-/* Record operand i's span of `elements` from element `off`, checking it stays inside b. */
-static inline xo_status xo__set_span(xo__op *op, int i, const char *bname, const char *offname, xo_buffer *b,
-                                     size_t off, size_t elements, int dense)
+/* ---- the operand rules, one copy, quiet ---------------------------------------------
+ * Each rule returns XO_RULE_OK or the first rule the operand breaks, in the order the
+ * messages report them, and writes nothing but its out-parameters: the full checks below
+ * turn a broken rule into its message (validate.c), the express path in ops.c just
+ * leaves for the full path. */
+typedef enum xo__rule {
+    XO_RULE_OK = 0,
+    XO_RULE_INC,     /* an increment of 0 */
+    XO_RULE_LD,      /* a leading dimension below max(1, inner) */
+    XO_RULE_NULL,    /* no buffer */
+    XO_RULE_CONTEXT, /* a buffer of another context */
+    XO_RULE_EXTENT,  /* the element count overflows size_t */
+    XO_RULE_SPAN,    /* the elements reach past the buffer's end */
+} xo__rule;
+
+/* `plain` (a constant): the caller has checked that every figure is under 2^29 and no
+ * dimension is 0, so the rules skip their overflow and empty cases (the express path). */
+
+/* `elements` from element `off` of `es` bytes inside b: bytes [*lo, *hi). */
+static inline __attribute__((always_inline)) xo__rule xo__span_rule(const xo_buffer *b, size_t off,
+                                                                     size_t elements, size_t es, int plain,
+                                                                     size_t *lo, size_t *hi)
 {
-    size_t end, hi;
-    if (__builtin_expect(XO_SMALL_DIMS(off) && XO_SMALL_DIMS(elements >> 30), 1))
-        hi = (off + elements) * op->esize;
-    else if (__builtin_add_overflow(off, elements, &end) || __builtin_mul_overflow(end, op->esize, &hi))
-        return xo__fail_span(op->fn, bname, offname, off, elements, op->esize, b->bytes);
-    if (hi > b->bytes)
-        return xo__fail_span(op->fn, bname, offname, off, elements, op->esize, b->bytes);
+    size_t end;
+    if (plain || __builtin_expect(XO_SMALL_DIMS(off) && XO_SMALL_DIMS(elements >> 30), 1))
+        *hi = (off + elements) * es;
+    else if (__builtin_add_overflow(off, elements, &end) || __builtin_mul_overflow(end, es, hi))
+        return XO_RULE_SPAN;
+    *lo = off * es;
+    return *hi > b->bytes ? XO_RULE_SPAN : XO_RULE_OK;
+}
+
+static inline __attribute__((always_inline)) xo__rule xo__buffer_rule(const xo_context *ctx, const xo_buffer *b)
+{
+    return !b ? XO_RULE_NULL : b->ctx != ctx ? XO_RULE_CONTEXT : XO_RULE_OK;
+}
+
+/* n elements at stride inc from element off of b (`inc_checked`: the op takes an
+ * increment, which must not be 0). *dense: they fill [*lo, *hi) without gaps. */
+static inline __attribute__((always_inline)) xo__rule
+xo__vector_rule(const xo_context *ctx, const xo_buffer *b, size_t off, size_t n, size_t inc, int inc_checked,
+                size_t es, int plain, size_t *lo, size_t *hi, int *dense)
+{
+    if (!plain && inc_checked && inc == 0)
+        return XO_RULE_INC;
+    xo__rule r = xo__buffer_rule(ctx, b);
+    if (r != XO_RULE_OK)
+        return r;
+    size_t elements = 0;
+    if (plain || __builtin_expect(XO_SMALL_DIMS(off | n | inc), 1))
+        elements = plain || n ? (n - 1) * inc + 1 : 0;
+    else if (n > 0 &&
+             (__builtin_mul_overflow(n - 1, inc, &elements) || __builtin_add_overflow(elements, 1, &elements)))
+        return XO_RULE_EXTENT;
+    *dense = inc == 1 || n <= 1;
+    return xo__span_rule(b, off, elements, es, plain, lo, hi);
+}
+
+/* A rows x cols matrix stored in `layout` with leading dimension ld from element off of
+ * b. *dense: its elements fill [*lo, *hi) without gaps. */
+static inline __attribute__((always_inline)) xo__rule
+xo__matrix_rule(const xo_context *ctx, const xo_buffer *b, size_t off, xo_layout layout, size_t rows, size_t cols,
+                size_t ld, size_t es, int plain, size_t *lo, size_t *hi, int *dense)
+{
+    size_t inner = layout == XO_ROW_MAJOR ? cols : rows;
+    size_t outer = layout == XO_ROW_MAJOR ? rows : cols;
+    if (ld < (plain || inner > 1 ? inner : 1))
+        return XO_RULE_LD;
+    xo__rule r = xo__buffer_rule(ctx, b);
+    if (r != XO_RULE_OK)
+        return r;
+    size_t elements = 0;
+    if (plain || __builtin_expect(XO_SMALL_DIMS(off | rows | cols | ld), 1))
+        elements = plain || (rows && cols) ? (outer - 1) * ld + inner : 0;
+    else if (rows > 0 && cols > 0 &&
+             (__builtin_mul_overflow(outer - 1, ld, &elements) || __builtin_add_overflow(elements, inner, &elements)))
+        return XO_RULE_EXTENT;
+    *dense = ld == inner || outer <= 1;
+    return xo__span_rule(b, off, elements, es, plain, lo, hi);
+}
+
+/* The messages of a broken rule (cold, validate.c). */
+XO_COLD xo_status xo__fail_vector(const xo__op *op, xo__rule r, const char *bname, const char *offname,
+                                  const char *incname, const xo_buffer *b, size_t off, size_t n, size_t inc);
+XO_COLD xo_status xo__fail_matrix(const xo__op *op, xo__rule r, const char *bname, const char *offname,
+                                  const char *ldname, const char *rows_name, const char *cols_name, int trans,
+                                  const xo_buffer *b, size_t off, xo_layout layout, size_t rows, size_t cols,
+                                  size_t ld);
+
+/* ---- the full checks: the rules, with messages ------------------------------------ */
+
+/* Operand i is b, from element off, touching bytes [lo, hi). */
+static inline void xo__set_operand(xo__op *op, int i, xo_buffer *b, size_t off, size_t lo, size_t hi, int dense)
+{
     op->buf[i] = b;
-    op->lo[i] = off * op->esize;
+    op->lo[i] = lo;
     op->hi[i] = hi;
     op->dense |= (unsigned)(dense != 0) << i;
     op->desc.arg[i].off = off;
-    return XO_OK;
 }
 
 static inline xo_status xo__check_buffer(const xo__op *op, const char *bname, const xo_buffer *b)
 {
-    if (!b)
-        return xo__fail_null(op->fn, bname);
-    if (b->ctx != op->ctx)
-        return xo__fail_context(op->fn, bname);
-    return XO_OK;
+    xo__rule r = xo__buffer_rule(op->ctx, b);
+    return r == XO_RULE_OK ? XO_OK : r == XO_RULE_NULL ? xo__fail_null(op->fn, bname) : xo__fail_context(op->fn, bname);
 }
 
-/* Operand i: a vector of n elements, stride inc, starting at element off. */
+/* Operand i: a vector of n elements, stride inc, starting at element off (incname NULL:
+ * the op takes no increment). */
 static inline xo_status xo__check_vector(xo__op *op, int i, const char *bname, const char *offname,
                                          const char *incname, xo_buffer *b, size_t off, size_t n, size_t inc)
 {
-    if (incname && inc == 0)
-        return xo__fail_inc(op->fn, incname);
-    XO_RETURN_IF_ERROR(xo__check_buffer(op, bname, b));
-    size_t elements = 0;
-    if (__builtin_expect(XO_SMALL_DIMS(off | n | inc), 1))
-        elements = n ? (n - 1) * inc + 1 : 0;
-    else if (n > 0 &&
-             (__builtin_mul_overflow(n - 1, inc, &elements) || __builtin_add_overflow(elements, 1, &elements)))
-        return xo__fail_extent(op->fn, bname);
-    return xo__set_span(op, i, bname, offname, b, off, elements, inc == 1 || n <= 1);
+    size_t lo = 0, hi = 0;
+    int dense = 0;
+    xo__rule r = xo__vector_rule(op->ctx, b, off, n, inc, incname != NULL, op->esize, 0, &lo, &hi, &dense);
+    if (__builtin_expect(r != XO_RULE_OK, 0))
+        return xo__fail_vector(op, r, bname, offname, incname, b, off, n, inc);
+    xo__set_operand(op, i, b, off, lo, hi, dense);
+    return XO_OK;
 }
 
 /* Operand i: a rows x cols matrix stored in `layout` with leading dimension ld. Its
@@ -144,19 +221,14 @@ static inline xo_status xo__check_matrix(xo__op *op, int i, const char *bname, c
                                          int trans, xo_buffer *b, size_t off, xo_layout layout, size_t rows,
                                          size_t cols, size_t ld)
 {
-    size_t inner = layout == XO_ROW_MAJOR ? cols : rows;
-    size_t outer = layout == XO_ROW_MAJOR ? rows : cols;
-    size_t need = inner > 1 ? inner : 1;
-    if (ld < need)
-        return xo__fail_ld(op->fn, ldname, ld, rows_name, cols_name, trans, need, bname, rows, cols, layout);
-    XO_RETURN_IF_ERROR(xo__check_buffer(op, bname, b));
-    size_t elements = 0;
-    if (__builtin_expect(XO_SMALL_DIMS(off | rows | cols | ld), 1))
-        elements = rows && cols ? (outer - 1) * ld + inner : 0;
-    else if (rows > 0 && cols > 0 &&
-             (__builtin_mul_overflow(outer - 1, ld, &elements) || __builtin_add_overflow(elements, inner, &elements)))
-        return xo__fail_extent(op->fn, bname);
-    return xo__set_span(op, i, bname, offname, b, off, elements, ld == inner || outer <= 1);
+    size_t lo = 0, hi = 0;
+    int dense = 0;
+    xo__rule r = xo__matrix_rule(op->ctx, b, off, layout, rows, cols, ld, op->esize, 0, &lo, &hi, &dense);
+    if (__builtin_expect(r != XO_RULE_OK, 0))
+        return xo__fail_matrix(op, r, bname, offname, ldname, rows_name, cols_name, trans, b, off, layout, rows,
+                               cols, ld);
+    xo__set_operand(op, i, b, off, lo, hi, dense);
+    return XO_OK;
 }
 
 /* Output `out` must not overlap input `in`, except the exact alias when allowed. */

@@ -47,7 +47,10 @@ xo_add_test(test_faults SOURCES test_faults.c LIBS xo_testutil m LABELS opencl
 # Seeded random arguments to every op: no crash, defined statuses, failed calls change nothing.
 xo_add_test(test_random_args SOURCES test_random_args.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # Repeated calls: the decision cache and the express path against the reference.
-xo_add_test(test_fastpath SOURCES test_fastpath.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+xo_add_test(test_fastpath SOURCES test_fastpath.c express_count.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+# The express path and the full path apply one set of operand rules (warm vs cold calls).
+xo_add_test(test_express SOURCES test_express.c express_count.c LIBS xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu)
 # xo explain and dispatch agree: random profiles, corrections and residency (needs an
 # OpenCL device, else skipped); runs the real xo tool.
 xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal m LABELS opencl

@@ -5,7 +5,7 @@
  * counters exactly, the last decision, a change of residency between hits, two
  * contexts on one thread, and an output still read by a queued zero-copy op. */
 #include "xo_test.h"
-#include "xo_internal.h" /* ctx->host_blas: the express path's entries, swapped for counting ones */
+#include "express_count.h" /* the express path's entries, swapped for counting ones */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,43 +362,6 @@ static void test_output_in_use_on_device(void **state)
  * place of the context's: after the learning calls, the plain cases of all six entry
  * points must run through it (and compute the reference's results); with no table they
  * must still be right, through the plugin's run(). */
-static const xo_host_blas *g_real;
-static int g_calls[6];
-static void count_sgemm(xo_layout l, xo_transpose ta, xo_transpose tb, int m, int n, int k, float al, const float *a,
-                        int lda, const float *b, int ldb, float be, float *c, int ldc)
-{
-    g_calls[0]++;
-    g_real->sgemm(l, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
-}
-static void count_dgemm(xo_layout l, xo_transpose ta, xo_transpose tb, int m, int n, int k, double al,
-                        const double *a, int lda, const double *b, int ldb, double be, double *c, int ldc)
-{
-    g_calls[1]++;
-    g_real->dgemm(l, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
-}
-static void count_sgemv(xo_layout l, xo_transpose ta, int m, int n, float al, const float *a, int lda, const float *x,
-                        int incx, float be, float *y, int incy)
-{
-    g_calls[2]++;
-    g_real->sgemv(l, ta, m, n, al, a, lda, x, incx, be, y, incy);
-}
-static void count_dgemv(xo_layout l, xo_transpose ta, int m, int n, double al, const double *a, int lda,
-                        const double *x, int incx, double be, double *y, int incy)
-{
-    g_calls[3]++;
-    g_real->dgemv(l, ta, m, n, al, a, lda, x, incx, be, y, incy);
-}
-static void count_saxpy(int n, float al, const float *x, int incx, float *y, int incy)
-{
-    g_calls[4]++;
-    g_real->saxpy(n, al, x, incx, y, incy);
-}
-static void count_daxpy(int n, double al, const double *x, int incx, double *y, int incy)
-{
-    g_calls[5]++;
-    g_real->daxpy(n, al, x, incx, y, incy);
-}
-static const xo_host_blas g_counting = {count_sgemm, count_dgemm, count_sgemv, count_dgemv, count_saxpy, count_daxpy};
 
 /* Each of the six ops REPS times on fresh data (column-major gemm with a transpose and
  * padding, strided gemv and axpy), checked against the reference every time. */
@@ -463,23 +426,22 @@ static void six_ops_reps(xo_context *ctx)
 static void test_host_blas_entries(void **state)
 {
     (void)state;
-    g_real = g_ctx->host_blas;
-    assert_non_null(g_real); /* the CPU plugin provides all six */
+    const xo_host_blas *real = g_ctx->host_blas;
+    assert_non_null(real); /* the CPU plugin provides all six */
     on(g_ctx, "cpu");
-    g_ctx->host_blas = &g_counting;
-    memset(g_calls, 0, sizeof g_calls);
+    xot_express_count(g_ctx);
     six_ops_reps(g_ctx);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < XOT_EXPRESS_ENTRIES; i++) {
         /* all but the learning calls and the refreshes, which take the full path */
-        assert_true(g_calls[i] <= REPS);
-        assert_true(g_calls[i] >= REPS - 8 - REPS / 16);
+        assert_true(xot_express_calls[i] <= REPS);
+        assert_true(xot_express_calls[i] >= REPS - 8 - REPS / 16);
     }
     g_ctx->host_blas = NULL;
-    memset(g_calls, 0, sizeof g_calls);
+    memset(xot_express_calls, 0, sizeof xot_express_calls);
     six_ops_reps(g_ctx);
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(g_calls[i], 0);
-    g_ctx->host_blas = g_real;
+    for (int i = 0; i < XOT_EXPRESS_ENTRIES; i++)
+        assert_int_equal(xot_express_calls[i], 0);
+    g_ctx->host_blas = real;
     on(g_ctx, "auto");
 }
 
@@ -497,14 +459,12 @@ static void test_refresh_interval(void **state)
     xo_buffer *xa = xot_buffer(g_ctx, a, sizeof a), *xb = xot_buffer(g_ctx, b, sizeof b);
     xo_buffer *xc = xot_buffer(g_ctx, NULL, sizeof c);
     on(g_ctx, "auto");
-    g_real = g_ctx->host_blas;
-    g_ctx->host_blas = &g_counting;
-    memset(g_calls, 0, sizeof g_calls);
+    xot_express_count(g_ctx);
     /* a shape no other test uses, so the entry starts fresh */
     for (int r = 0; r < CALLS; r++)
         xot_assert_ok(xo_sgemm(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_TRANS, 4, 4, 4, 1.0f, xa, 0, 4, xb, 0, 4, 0.0f, xc,
                                0, 4));
-    g_ctx->host_blas = g_real;
+    xot_express_uncount(g_ctx);
     xo_decision d;
     xot_assert_ok(xo_last_decision(g_ctx, &d));
     assert_int_equal(d.device, 0);
@@ -514,9 +474,9 @@ static void test_refresh_interval(void **state)
         slow_max += u % 16 == 0;
     }
     if (d.est[0].total_us < 0.5) /* far under 1 us: the interval cannot have changed */
-        assert_int_equal(g_calls[0], CALLS - slow_nano);
+        assert_int_equal(xot_express_calls[XOT_SGEMM], CALLS - slow_nano);
     else /* a slow build (sanitizers) learned a slower CPU: some interval of the three */
-        assert_true(g_calls[0] >= CALLS - slow_max && g_calls[0] <= CALLS - slow_nano);
+        assert_true(xot_express_calls[XOT_SGEMM] >= CALLS - slow_max && xot_express_calls[XOT_SGEMM] <= CALLS - slow_nano);
     xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_TRANS, 4, 4, 4, 1.0f, a, 4, b, 4, 0.0f, want, 4);
     xot_assert_ok(xo_buffer_read(xc, 0, c, sizeof c));
     xot_assert_close_f(c, want, 16, "sgemm");
