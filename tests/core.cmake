@@ -91,3 +91,7 @@ set_tests_properties(test_mock PROPERTIES RUN_SERIAL TRUE)
 # The device layer: XO_FAULTS sites and transfer statistics against the mock's own counts.
 xo_add_test(test_device SOURCES test_device.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+# Healing end to end: a load spike on the mock, a slow warm-up, more than 4 devices.
+xo_add_test(test_explore SOURCES test_explore.c express_count.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)

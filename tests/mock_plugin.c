@@ -43,6 +43,8 @@ typedef struct mock_state {
 
 static xo_mock_config config;
 static _Atomic long fail_at[XO_MOCK_SITES], calls[XO_MOCK_SITES];
+static _Atomic long slow_runs;
+static _Atomic double slow_factor;
 
 static const xo_plugin *mock_plugin_fn(void) { return xo_plugin_mock(); }
 
@@ -54,6 +56,7 @@ void xo_mock_install(const xo_mock_config *cfg)
         atomic_store(&fail_at[s], 0);
         atomic_store(&calls[s], 0);
     }
+    atomic_store(&slow_runs, 0);
     xo__test_plugin = cfg ? mock_plugin_fn : NULL;
 }
 
@@ -63,6 +66,12 @@ void xo_mock_fail(xo_mock_site site, long nth)
 }
 
 long xo_mock_calls(xo_mock_site site) { return atomic_load(&calls[site]); }
+
+void xo_mock_slow(double factor, long runs)
+{
+    atomic_store(&slow_factor, factor);
+    atomic_store(&slow_runs, runs);
+}
 
 static int fails(xo_mock_site site)
 {
@@ -145,6 +154,9 @@ static void execute(mock_state *s, item *it)
             pthread_mutex_unlock(&s->lock);
         }
         us = xo_mock_op_us(&it->op);
+        long left = atomic_load(&slow_runs);
+        if (left > 0 && atomic_compare_exchange_strong(&slow_runs, &left, left - 1))
+            us *= atomic_load(&slow_factor);
     }
     sleep_until(t0 + us);
     if (it->staged)
@@ -241,7 +253,7 @@ static xo_status mock_init(const xo_plugin_host *host, void **out_state, int *ou
         return host->set_error(XO_ERR_DEVICE, "mock: pthread_create failed");
     }
     *out_state = s;
-    *out_ndevices = 1;
+    *out_ndevices = config.devices > 1 ? config.devices : 1;
     return XO_OK;
 }
 

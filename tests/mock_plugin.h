@@ -23,6 +23,7 @@ typedef struct xo_mock_config {
     double gbps;                /* streaming rate of the op's bytes (roofline with gflops) */
     double transfer_latency_us; /* per upload or download */
     double transfer_gbps;       /* both directions */
+    int devices;                /* identical devices sharing one queue (0: 1) */
 } xo_mock_config;
 
 /* Set the model of every mock device created from now on and register the mock with the
@@ -34,6 +35,9 @@ void xo_mock_profile(const xo_device_info *identity, xo__profile *out);
 double xo_mock_op_us(const xo_op_desc *op);
 /* From now on, call `nth` (1 = the next) at `site` fails; 0: none fails; -1: every call. */
 void xo_mock_fail(xo_mock_site site, long nth);
+/* The next `runs` ops take `factor` times their modelled time (and report it): a load
+ * spike, a first call that is slow. */
+void xo_mock_slow(double factor, long runs);
 /* Calls made at `site` since install (failed ones included). */
 long xo_mock_calls(xo_mock_site site);
 
