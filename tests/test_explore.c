@@ -201,7 +201,8 @@ static void many_devices_keep_cache(void **state)
     xo_mock_install(&cfg);
     xo_context *ctx;
     xot_assert_ok(xo_context_create(&ctx));
-    assert_int_equal(xo_device_count(ctx), 7);
+    int ndev = xo_device_count(ctx); /* 7 under XO_PLUGINS=cpu,mock */
+    assert_true(ndev >= 7);
     float x[LEN], y[LEN], want[LEN];
     xot_fill_f(x, LEN, 3, -1, 1);
     xot_fill_f(y, LEN, 4, -1, 1);
@@ -216,9 +217,9 @@ static void many_devices_keep_cache(void **state)
     xot_express_uncount(ctx);
     xo_decision d;
     xot_assert_ok(xo_last_decision(ctx, &d));
-    assert_int_equal(d.ndevices, 7);
+    assert_int_equal(d.ndevices, ndev);
     assert_int_equal(d.device, 0);
-    printf("7 devices: %d of %d saxpy calls through the express path\n", express, REPS);
+    printf("%d devices: %d of %d saxpy calls through the express path\n", ndev, express, REPS);
     assert_true(express >= REPS - 8 - REPS / REFRESH);
     float *got = xot_read_all(by);
     xot_assert_close_f(got, want, LEN, "saxpy");
