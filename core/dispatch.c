@@ -131,9 +131,6 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-
-
-
 static void describe_cost(const xo__op *op, xo__op_cost *cost)
 {
     xo__op_cost_init(cost, op->desc.kind, op->desc.dtype, op->desc.m, op->desc.n, op->desc.k);
