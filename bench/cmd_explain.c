@@ -40,7 +40,8 @@ static int support_of(xo_context *ctx, int nreal, int d, const xo__profile *p, c
     }
     if (d == 0 || d >= nreal)
         return XO_SUPPORT_YES;
-    int s = xo__dev_support(ctx, d, cost->kind, cost->dtype);
+    xo_op_desc op = {.kind = cost->kind, .dtype = cost->dtype}; /* explain names an op without a sub-op */
+    int s = xo__dev_support(ctx, d, &op);
     if (s == XO_SUPPORT_NO)
         *why = "op not supported";
     else if (s == XO_SUPPORT_FAILED)

@@ -75,7 +75,8 @@ static void add_devices(xo_context *ctx, const xo_plugin *pl, void *state, int n
         dev->async = pl->drain_timings != NULL;
         for (int k = 0; k < XO_OP_KIND_COUNT; k++)
             for (int t = 0; t < 2; t++)
-                atomic_init(&dev->supports[k][t], -1);
+                for (int u = 0; u < XO_MAX_SUBOPS; u++)
+                    atomic_init(&dev->supports[k][t][u], -1);
         atomic_init(&dev->queued, 1); /* the first xo_finish waits whatever init left */
         xo__log(XO_LOG_INFO, "device %d: %s \"%s\" (%s)", ctx->ndev, pl->name, dev->info.name, dev->info.vendor);
         ctx->ndev++;
@@ -146,17 +147,19 @@ void xo__devices_close(xo_context *ctx)
 
 /* ---- the calls -------------------------------------------------------------------- */
 
-int xo__dev_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype)
+int xo__dev_support(xo_context *ctx, int d, const xo_op_desc *op)
 {
     xo__device *dev = &ctx->dev[d];
-    int s = atomic_load_explicit(&dev->supports[kind][dtype], memory_order_relaxed);
+    unsigned sub = (unsigned)op->subop < XO_MAX_SUBOPS ? (unsigned)op->subop : 0;
+    _Atomic int *cell = &dev->supports[op->kind][op->dtype][sub];
+    int s = atomic_load_explicit(cell, memory_order_relaxed);
     if (s < 0) {
-        s = dtype == XO_F64 ? dev->info.fp64 != 0 : 1;
+        s = op->dtype == XO_F64 ? dev->info.fp64 != 0 : 1;
         if (s && dev->plugin->supports) {
-            int r = dev->plugin->supports(dev->pstate, dev->pdev, kind, dtype);
+            int r = dev->plugin->supports(dev->pstate, dev->pdev, op);
             s = r > 0 ? XO_SUPPORT_YES : r < 0 ? XO_SUPPORT_FAILED : XO_SUPPORT_NO;
         }
-        atomic_store(&dev->supports[kind][dtype], s);
+        atomic_store(cell, s);
     }
     return s;
 }

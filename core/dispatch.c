@@ -214,7 +214,7 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     for (int d = 0; d < ctx->ndev; d++) {
         support[d] = d == 0 ? XO_SUPPORT_YES
                      : op->cpu_only ? XO_SUPPORT_NO
-                                    : xo__dev_support(ctx, d, op->desc.kind, op->desc.dtype);
+                                    : xo__dev_support(ctx, d, &op->desc);
         factor[d] = support[d] == XO_SUPPORT_YES
                         ? xo__correction_factor(ctx->correction, d, op->desc.kind, op->desc.dtype, cls)
                         : 1.0;
@@ -315,7 +315,7 @@ xo_status xo__dispatch_slow(xo__op *op)
 
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     int forced_support = forced < 0 || op->cpu_only ? XO_SUPPORT_NO
-                                                   : xo__dev_support(ctx, forced, op->desc.kind, op->desc.dtype);
+                                                   : xo__dev_support(ctx, forced, &op->desc);
     best = xo__place_force(best, failed_dev, est, forced, forced_support, &dec->forced, &failed_dev);
     if (forced >= 0 && !dec->forced && !atomic_exchange(&ctx->dev[forced].forced_warned, 1))
         xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3, forced,

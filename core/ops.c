@@ -87,7 +87,6 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
     xo__gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
     op.reads = 3u | (beta != 0.0) << 2;
     op.writes = 1u << 2;
-    op.cpu_only = k == 0;
     return xo__dispatch(&op);
 }
 
@@ -221,7 +220,7 @@ static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, x
                                  size_t x_off, xo_buffer *y, size_t y_off)
 {
     static const char *const names[4] = {"x", "x_off", "y", "y_off"};
-    return xo__elementwise(fn, dt, ctx, XO_OP_UNARY, (int)uop, XO_RELU, XO_IDENTITY, n, names, x, x_off, y, y_off, 0);
+    return xo__elementwise(fn, dt, ctx, XO_OP_UNARY, (int)uop, 0, XO_UNARY_OP_COUNT - 1, n, names, x, x_off, y, y_off, 0);
 }
 
 static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
@@ -230,7 +229,7 @@ static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, 
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BINARY, dt);
     RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)bop, XO_ADD, XO_MAX));
+    RET(xo__check_enum(&op, "op", (int)bop, 0, XO_BINARY_OP_COUNT - 1));
     RET(xo__check_vector(&op, 0, "a", "a_off", NULL, a, a_off, n, 1));
     RET(xo__check_vector(&op, 1, "b", "b_off", NULL, b, b_off, n, 1));
     RET(xo__check_vector(&op, 2, "c", "c_off", NULL, c, c_off, n, 1));

@@ -1,5 +1,5 @@
 /* The ops added in 0.3 (copy, fill, axpby, ger, binary_scalar, scale_by, softmax,
- * reduce_axis, gemm_bias_act): each validates every argument as the BLAS ops in ops.c
+ * reduce_axis, gemm_bias_act) and 0.4 (softmax_xent): each validates every argument as the BLAS ops in ops.c
  * do, describes itself as XO_OP_MAP's table says (crossover/plugin.h), and dispatches.
  * The s and d entry points share one implementation per op, with dtype as data. */
 #include "xo_ops.h"
@@ -94,7 +94,7 @@ static XO_INLINE xo_status binary_scalar(const char *fn, xo_dtype dt, xo_context
                                          xo_buffer *a, size_t a_off, double s, xo_buffer *c, size_t c_off)
 {
     static const char *const names[4] = {"a", "a_off", "c", "c_off"};
-    return xo__elementwise(fn, dt, ctx, XO_OP_BINARY_SCALAR, (int)bop, XO_ADD, XO_MAX, n, names, a, a_off, c, c_off,
+    return xo__elementwise(fn, dt, ctx, XO_OP_BINARY_SCALAR, (int)bop, 0, XO_BINARY_OP_COUNT - 1, n, names, a, a_off, c, c_off,
                            s);
 }
 
@@ -186,8 +186,8 @@ static XO_INLINE xo_status gemm_bias_act(const char *fn, xo_dtype dt, xo_context
     xo__op_begin(&op, fn, ctx, XO_OP_GEMM_BIAS_ACT, dt);
     RET(xo__check_ctx(&op));
     RET(xo__check_gemm(&op, layout, ta, tb, m, n, k, a, a_off, lda, b, b_off, ldb, c, c_off, ldc));
-    RET(xo__check_enum(&op, "act", (int)act, XO_RELU, XO_IDENTITY));
-    if (act >= XO_RELU_GRAD && act <= XO_SIGMOID_GRAD)
+    RET(xo__check_enum(&op, "act", (int)act, 0, XO_UNARY_OP_COUNT - 1));
+    if (!xo__unary_is_activation(act))
         return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: act = %d is a *_GRAD op; an activation is a forward op or "
                          "XO_IDENTITY", fn, (int)act);
     if (bv) {
@@ -201,7 +201,47 @@ static XO_INLINE xo_status gemm_bias_act(const char *fn, xo_dtype dt, xo_context
     op.desc.narg = bv ? 4 : 3;
     op.reads = 3u | (unsigned)(beta != 0.0) << 2 | (bv ? 1u << 3 : 0u);
     op.writes = 1u << 2;
-    op.cpu_only = k == 0; /* C = act(beta C + bias) */
+    return xo__dispatch(&op);
+}
+
+/* Per row: loss = -log_softmax(x)[label], grad = scale (softmax(x) - onehot(label));
+ * labels are int32 (their offset counts int32 elements); grad may be NULL, or x with
+ * ldg == ldx. */
+static XO_INLINE xo_status softmax_xent(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols,
+                                        xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *labels,
+                                        size_t labels_off, double scale, xo_buffer *loss, size_t loss_off,
+                                        xo_buffer *grad, size_t grad_off, size_t ldg)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_SOFTMAX_XENT, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_matrix(&op, 0, "x", "x_off", "ldx", "rows", "cols", 0, x, x_off, XO_ROW_MAJOR, rows, cols, ldx));
+    op.esize = sizeof(int32_t); /* the labels are int32 whatever the dtype */
+    xo_status st = xo__check_vector(&op, 1, "labels", "labels_off", NULL, labels, labels_off, rows, 1);
+    op.esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    RET(st);
+    RET(xo__check_vector(&op, 2, "loss", "loss_off", NULL, loss, loss_off, rows, 1));
+    RET(xo__check_overlap(&op, 2, "loss", 0, "x", 0));
+    RET(xo__check_overlap(&op, 2, "loss", 1, "labels", 0));
+    if (grad) {
+        RET(xo__check_matrix(&op, 3, "grad", "grad_off", "ldg", "rows", "cols", 0, grad, grad_off, XO_ROW_MAJOR,
+                             rows, cols, ldg));
+        /* Same span as x: same offset and, over more than one row, the same ld. */
+        RET(xo__check_overlap(&op, 3, "grad", 0, "x", 1));
+        RET(xo__check_overlap(&op, 3, "grad", 1, "labels", 0));
+        RET(xo__check_overlap(&op, 3, "grad", 2, "loss", 0));
+    }
+    if (rows == 0)
+        return XO_OK;
+    op.desc.m = rows;
+    op.desc.n = cols;
+    op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, ldx);
+    op.desc.ld[1] = grad ? xo__tidy_ld(XO_ROW_MAJOR, rows, cols, ldg) : 0;
+    op.desc.alpha = scale;
+    op.desc.narg = grad ? 4 : 3;
+    op.reads = 3u;
+    op.writes = 1u << 2 | (grad ? 1u << 3 : 0u);
+    op.cpu_only = cols == 0; /* every label is out of range: zeros */
     return xo__dispatch(&op);
 }
 
@@ -306,4 +346,19 @@ xo_status xo_dgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta, 
 {
     return gemm_bias_act("xo_dgemm_bias_act", XO_F64, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off,
                          ldb, beta, c, c_off, ldc, bias, bias_off, act);
+}
+
+xo_status xo_ssoftmax_xent(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx,
+                           xo_buffer *labels, size_t labels_off, float scale, xo_buffer *loss, size_t loss_off,
+                           xo_buffer *grad, size_t grad_off, size_t ldg)
+{
+    return softmax_xent("xo_ssoftmax_xent", XO_F32, ctx, rows, cols, x, x_off, ldx, labels, labels_off, scale, loss,
+                        loss_off, grad, grad_off, ldg);
+}
+xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx,
+                           xo_buffer *labels, size_t labels_off, double scale, xo_buffer *loss, size_t loss_off,
+                           xo_buffer *grad, size_t grad_off, size_t ldg)
+{
+    return softmax_xent("xo_dsoftmax_xent", XO_F64, ctx, rows, cols, x, x_off, ldx, labels, labels_off, scale, loss,
+                        loss_off, grad, grad_off, ldg);
 }

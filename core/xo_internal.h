@@ -131,6 +131,9 @@ double xo__gemm_gflops(const xo__profile *p, xo_dtype dtype, double n);
 /* ---- placement (place.c): one pure function for dispatch, xo explain and tests ---- */
 
 enum { XO_SUPPORT_NO = 0, XO_SUPPORT_YES = 1, XO_SUPPORT_FAILED = 2 }; /* FAILED: should, but failed here */
+/* Sub-ops a device's support is remembered for (the most any kind has: xo_unary_op). */
+#define XO_MAX_SUBOPS 16
+_Static_assert(XO_UNARY_OP_COUNT <= XO_MAX_SUBOPS && XO_BINARY_OP_COUNT <= XO_MAX_SUBOPS, "XO_MAX_SUBOPS");
 
 typedef struct xo__place_in {
     const xo__profile *profiles; /* [ndev] */
@@ -213,7 +216,7 @@ typedef struct xo__device {
     xo_device_info info; /* identity from the plugin + figures from the profile */
     xo__profile profile;
     xo__stats_atomic stats;
-    _Atomic int supports[XO_OP_KIND_COUNT][2]; /* -1 unknown, 0 no, 1 yes */
+    _Atomic int supports[XO_OP_KIND_COUNT][2][XO_MAX_SUBOPS]; /* [kind][dtype][subop]: -1 unknown, else XO_SUPPORT_* */
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
     int async;           /* ops are queued; their times arrive later (drain_timings) */
@@ -282,7 +285,7 @@ void xo__devices_close(xo_context *ctx);
 int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site);
 /* Whether device d runs (kind, dtype): XO_SUPPORT_*; asks the plugin once (which may
  * build kernels) and remembers. */
-int xo__dev_support(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype);
+int xo__dev_support(xo_context *ctx, int d, const xo_op_desc *op);
 /* A device copy of `bytes` on d: the host copy itself when `host` is given and d shares
  * host memory under XO_ZERO_COPY (*shared = 1), else an allocation. Site "alloc". */
 xo_status xo__dev_alloc(xo_context *ctx, int d, void *host, size_t bytes, xo_plugin_mem **out, int *shared);

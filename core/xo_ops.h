@@ -93,6 +93,15 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
  * < 2^62), so the common case skips the overflow checks; larger ones take them. */
 #define XO_SMALL_DIMS(x) (((x) >> 29) == 0)
 
+/* 1 for an xo_unary_op that gemm_bias_act takes as its activation (a forward op). */
+static inline int xo__unary_is_activation(xo_unary_op u)
+{
+#define XO_ACT_BIT_(NAME, ACT) | ((uint32_t)(ACT) << XO_##NAME)
+    static const uint32_t act = 0 XO_UNARY_OP_MAP(XO_ACT_BIT_);
+#undef XO_ACT_BIT_
+    return (unsigned)u < XO_UNARY_OP_COUNT && (act >> u & 1u);
+}
+
 /* ---- the operand rules, one copy, quiet ---------------------------------------------
  * Each rule returns XO_RULE_OK or the first rule the operand breaks, in the order the
  * messages report them, and writes nothing but its out-parameters: the full checks below
@@ -288,7 +297,7 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
     d->ld[0] = xo__tidy_ld(layout, an ? m : k, an ? k : m, lda);
     d->ld[1] = xo__tidy_ld(layout, bn ? k : n, bn ? n : k, ldb);
     d->ld[2] = xo__tidy_ld(layout, m, n, ldc);
-    d->alpha = alpha;
+    d->alpha = k ? alpha : 0.0; /* k == 0: C = beta C, which every device runs as alpha == 0 */
     d->beta = beta;
     d->narg = 3;
 }

@@ -130,7 +130,7 @@ static void test_init_without_gpu(void **state)
         /* Nothing found is no error and no warning. */
         assert_null(st);
         assert_int_equal(g_errors_logged, 0);
-        assert_int_equal(p->supports(st, 0, XO_OP_GEMM, XO_F32), 0);
+        assert_int_equal(p->supports(st, 0, &(xo_op_desc){.kind = XO_OP_GEMM, .dtype = XO_F32}), 0);
     } else {
         /* A GPU machine: each device reports itself and runs both precisions. */
         assert_non_null(st);
@@ -141,9 +141,9 @@ static void test_init_without_gpu(void **state)
             assert_string_equal(info.plugin, "cuda");
             assert_int_equal(info.fp64, 1);
             /* The embedded fatbin loads (SASS or PTX JIT) and cuBLAS is there. */
-            assert_int_equal(p->supports(st, d, XO_OP_UNARY, XO_F64), 1);
-            assert_int_equal(p->supports(st, d, XO_OP_REDUCE, XO_F32), 1);
-            assert_int_equal(p->supports(st, d, XO_OP_GEMM, XO_F64), 1);
+            assert_int_equal(p->supports(st, d, &(xo_op_desc){.kind = XO_OP_UNARY, .dtype = XO_F64}), 1);
+            assert_int_equal(p->supports(st, d, &(xo_op_desc){.kind = XO_OP_REDUCE, .dtype = XO_F32}), 1);
+            assert_int_equal(p->supports(st, d, &(xo_op_desc){.kind = XO_OP_GEMM, .dtype = XO_F64}), 1);
         }
         assert_int_equal(g_fault_calls, n); /* "compile" asked once per device's module load */
         assert_int_equal(p->device_info(st, n, &(xo_device_info){0}), XO_ERR_INVALID_ARGUMENT);

@@ -449,7 +449,7 @@ static void TEST(unary)(void **state)
     INVALID(FN(unary), "ctx", XO(unary)(NULL, XO_TANH, 4, X, 0, Y, 0));
     INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)99, 4, X, 0, Y, 0));
     INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)-1, 4, X, 0, Y, 0));
-    INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)(XO_IDENTITY + 1), 0, X, 0, Y, 0));
+    INVALID(FN(unary), "op", XO(unary)(g_ctx, (xo_unary_op)XO_UNARY_OP_COUNT, 0, X, 0, Y, 0));
     INVALID(FN(unary), "x", XO(unary)(g_ctx, XO_TANH, 4, NULL, 0, Y, 0));
     INVALID(FN(unary), "y", XO(unary)(g_ctx, XO_TANH, 4, X, 0, NULL, 0));
     INVALID(FN(unary), "x|x_off", XO(unary)(g_ctx, XO_TANH, 4, X, E - 3, Y, 0));

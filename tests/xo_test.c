@@ -74,6 +74,7 @@ static double unary1(xo_unary_op op, double v)
     case XO_ABS: return fabs(v);
     case XO_RECIPROCAL: return 1.0 / v;
     case XO_IDENTITY: return v;
+    case XO_UNARY_OP_COUNT: break; /* not an op */
     }
     return NAN;
 }
@@ -86,6 +87,7 @@ static double binary1(xo_binary_op op, double a, double b)
     case XO_MUL: return a * b;
     case XO_DIV: return a / b;
     case XO_MAX: return a > b ? a : b;
+    case XO_BINARY_OP_COUNT: break; /* not an op */
     }
     return NAN;
 }

@@ -95,12 +95,28 @@ xo_status xo_buffer_host_written(xo_buffer *b);
 
 typedef enum xo_layout { XO_ROW_MAJOR = 101, XO_COL_MAJOR = 102 } xo_layout;
 typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
+/* Element-wise ops, one row each in enum order (values are fixed: append only).
+ * X(NAME, ACT): XO_NAME, and ACT 1 for a forward op that gemm_bias_act takes as its
+ * activation (the *_GRAD rows are derivatives expressed in the forward output y, e.g.
+ * TANH_GRAD(y) = 1 - y*y). The *_COUNT value ends each enum; it is not an op. */
+#define XO_UNARY_OP_MAP(X)                                                                   \
+    X(RELU, 1) X(TANH, 1) X(SIGMOID, 1) X(EXP, 1) X(NEG, 1) X(SQUARE, 1)                     \
+    X(RELU_GRAD, 0) X(TANH_GRAD, 0) X(SIGMOID_GRAD, 0)                                       \
+    X(SQRT, 1) X(RSQRT, 1) X(LOG, 1) X(ABS, 1) X(RECIPROCAL, 1) X(IDENTITY, 1) /* y = x */
+#define XO_BINARY_OP_MAP(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MAX)
+
 typedef enum xo_unary_op {
-    XO_RELU, XO_TANH, XO_SIGMOID, XO_EXP, XO_NEG, XO_SQUARE,
-    XO_RELU_GRAD, XO_TANH_GRAD, XO_SIGMOID_GRAD,
-    XO_SQRT, XO_RSQRT, XO_LOG, XO_ABS, XO_RECIPROCAL, XO_IDENTITY /* IDENTITY: y = x */
-} xo_unary_op; /* *_GRAD: derivative expressed in the forward output y */
-typedef enum xo_binary_op { XO_ADD, XO_SUB, XO_MUL, XO_DIV, XO_MAX } xo_binary_op;
+#define XO_UNARY_ENUM_(NAME, ACT) XO_##NAME,
+    XO_UNARY_OP_MAP(XO_UNARY_ENUM_)
+#undef XO_UNARY_ENUM_
+    XO_UNARY_OP_COUNT
+} xo_unary_op;
+typedef enum xo_binary_op {
+#define XO_BINARY_ENUM_(NAME) XO_##NAME,
+    XO_BINARY_OP_MAP(XO_BINARY_ENUM_)
+#undef XO_BINARY_ENUM_
+    XO_BINARY_OP_COUNT
+} xo_binary_op;
 typedef enum xo_reduce_op { XO_SUM, XO_MAX_ELEMENT } xo_reduce_op;
 typedef enum xo_softmax_op { XO_SOFTMAX, XO_LOG_SOFTMAX } xo_softmax_op;
 
@@ -235,6 +251,22 @@ xo_status xo_dgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
                             xo_buffer *b, size_t b_off, size_t ldb, double beta,
                             xo_buffer *c, size_t c_off, size_t ldc,
                             xo_buffer *bias, size_t bias_off, xo_unary_op act);
+
+/* Softmax cross-entropy over integer class labels (0.4), row-major: per row i with
+ * label c = labels[labels_off + i] (int32), loss[i] = -log_softmax(x_i)[c] and grad row
+ * i = scale * (softmax(x_i) - onehot(c)), in one pass over x. grad may be NULL (loss
+ * only), or x itself with ldg == ldx. A label outside [0, cols) marks the row ignored:
+ * its loss and gradient are 0. labels_off counts int32 elements. */
+xo_status xo_ssoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
+                           xo_buffer *x, size_t x_off, size_t ldx,
+                           xo_buffer *labels, size_t labels_off, float scale,
+                           xo_buffer *loss, size_t loss_off,
+                           xo_buffer *grad, size_t grad_off, size_t ldg);
+xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
+                           xo_buffer *x, size_t x_off, size_t ldx,
+                           xo_buffer *labels, size_t labels_off, double scale,
+                           xo_buffer *loss, size_t loss_off,
+                           xo_buffer *grad, size_t grad_off, size_t ldg);
 
 /* ---- placement ------------------------------------------------------------- */
 

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define XO_PLUGIN_API_VERSION 4
+#define XO_PLUGIN_API_VERSION 5
 
 /* Every op kind, one row each, in enum order: the kind, its name, how many operands
  * its xo_op_desc carries, which of them it writes, and the operands' names in order.
@@ -57,7 +57,8 @@ extern "C" {
     X(SCALE_BY,      "scale_by",      2, 1, "s x")          \
     X(SOFTMAX,       "softmax",       2, 1, "x y")          \
     X(REDUCE_AXIS,   "reduce_axis",   2, 1, "x out")        \
-    X(GEMM_BIAS_ACT, "gemm_bias_act", 4, 2, "a b c bias")
+    X(GEMM_BIAS_ACT, "gemm_bias_act", 4, 2, "a b c bias")  \
+    X(SOFTMAX_XENT,  "softmax_xent",  4, 2, "x labels loss grad")
 
 /* Op kinds as the core describes them to plugins. */
 typedef enum xo_op_kind {
@@ -107,6 +108,12 @@ typedef struct xo_operand {
  *   REDUCE_AXIS   m = rows, n = cols, ld[0] (x), subop (xo_reduce_op), axis
  *   GEMM_BIAS_ACT as GEMM, plus subop = the activation (a forward xo_unary_op or
  *                 XO_IDENTITY); narg is 4 with a bias (arg[3], n elements), 3 without
+ *   SOFTMAX_XENT  m = rows, n = cols, ld[0] (x), ld[1] (grad), alpha = scale; labels
+ *                 (arg[1]) are int32 whatever the dtype, and arg[1].off counts int32
+ *                 elements; loss (arg[2]) has m elements; narg is 4 with grad (arg[3],
+ *                 which may be x itself with the same ld), 3 without. Per row with label
+ *                 c in [0, n): loss = log(sum exp(x - max)) - (x[c] - max), grad =
+ *                 alpha * (softmax - onehot(c)); any other c: loss and grad rows are 0
  * Every size is > 0 when a device plugin sees an op: the degenerate cases the contract
  * defines (gemm with k == 0, dot/nrm2/sum over n == 0, reductions over an empty axis)
  * are run by the core on device 0, so only the CPU plugin sees k == 0 (C = beta*C) or
@@ -221,11 +228,13 @@ typedef struct xo_plugin {
      * the core's (calibration); a plugin may leave them 0. */
     xo_status (*device_info)(void *state, int dev, xo_device_info *out);
 
-    /* Optional (NULL: every op, F64 only if fp64). 1 if the device can run `op`'s
-     * kind and dtype; 0 if it cannot by design; -1 if it should but failed here (its
-     * kernels failed to build or load): ops that would have run there complete
-     * elsewhere and count as fallbacks. May trigger a lazy kernel build once. */
-    int (*supports)(void *state, int dev, xo_op_kind kind, xo_dtype dtype);
+    /* Optional (NULL: every op, F64 only if fp64). 1 if the device can run ops of
+     * `op`'s kind, dtype and subop; 0 if it cannot by design; -1 if it should but failed
+     * here (its kernels failed to build or load): ops that would have run there
+     * complete elsewhere and count as fallbacks. The answer may depend on those three
+     * fields only (the core remembers it per kind, dtype and subop); the other fields
+     * are those of one such op. May trigger a lazy kernel build once. */
+    int (*supports)(void *state, int dev, const xo_op_desc *op);
 
     /* Device memory. Not used for the CPU plugin (NULL there). */
     xo_status (*mem_alloc)(void *state, int dev, size_t bytes, xo_plugin_mem **out);
