@@ -3,6 +3,7 @@
 #define XO_CPU_INTERNAL_H
 #include <crossover/plugin.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,29 +21,92 @@ int xo_cpu_pool_threads(const xo_cpu_pool *p);
  * is at least `grain`; otherwise inline on the caller. Returns the number of chunks used. */
 int xo_cpu_parallel_for(xo_cpu_pool *p, size_t n, size_t grain, xo_cpu_range_fn fn, void *arg);
 
-/* Run one op on host memory. */
-xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-/* The 0.3 ops (copy .. gemm_bias_act): cpu_nn.c. */
-xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+/* One entry per op kind (cpu_plugin.c's table): run `op` on host memory. */
+typedef xo_status (*xo__cpu_op_fn)(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
 
-/* Shared by the kernel files (cpu_kernels.c). */
-void *xo_cpu_ptr(const xo_op_desc *op, int i);               /* operand i's first element */
-void xo_cpu_store(const xo_op_desc *op, int i, double v);    /* operand i's first element = v */
-int xo_cpu_fits_int(const xo_op_desc *op);                   /* every dimension fits BLAS's int */
-void xo_cpu_scale_output(const xo_op_desc *op);              /* C = beta C etc. without reading A, B, x */
-int xo_cpu_isa(void);                                        /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
-/* The selected elementwise loops: y = op(x) (y may be x); rows [r0, r1) of a += bias;
- * XO_SUM or XO_MAX_ELEMENT of n >= 1 contiguous elements. */
-void xo_cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n);
-void xo_cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols);
-double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n);
+/* The op families, one file each. */
+/* cpu_blas.c: OpenBLAS's routines */
+xo_status xo__cpu_gemm(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_gemv(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_axpy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_scal(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_dot(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_copy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_ger(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+/* cpu_elementwise.c: our loops, one pass over the elements */
+xo_status xo__cpu_unary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_binary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_fill(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_bias(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+/* cpu_reduce.c: reductions and the ops built on them */
+xo_status xo__cpu_reduce(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_softmax(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+/* cpu_fused.c: gemm with its epilogue */
+xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+
+/* Shared by the family files (cpu_blas.c). */
+void *xo__cpu_ptr(const xo_op_desc *op, int i);              /* operand i's first element */
+void xo__cpu_store(const xo_op_desc *op, int i, double v);   /* operand i's first element = v */
+int xo__cpu_fits_int(const xo_op_desc *op);                  /* every dimension fits BLAS's int */
+void xo__cpu_scale_output(const xo_op_desc *op);             /* C = beta C etc. without reading A, B, x */
+int xo__cpu_isa(void);                                       /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
+xo_status xo__cpu_too_big(const xo_plugin_host *host);       /* the error when !xo__cpu_fits_int */
+/* The selected loops (cpu_elementwise.c, cpu_reduce.c): y = op(x) (y may be x); rows
+ * [r0, r1) of a += bias; c = a op s (c may be a); XO_SUM or XO_MAX_ELEMENT of n >= 1
+ * contiguous elements. */
+void xo__cpu_unary_loop(xo_dtype dt, int op, const void *x, void *y, size_t n);
+void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols);
+void xo__cpu_bscalar_loop(xo_dtype dt, int op, const void *a, double s, void *c, size_t n);
+double xo__cpu_reduce_loop(xo_dtype dt, int op, const void *x, size_t n);
+
+/* Kernels are compiled for baseline x86-64, AVX2 and AVX-512 and chosen once, from what
+ * the CPU reports (xo__cpu_isa). A family file writes its loops as one template
+ * TEMPLATE(T, SUF, ATTR) and instantiates it with XO_CPU_INSTANTIATE: suffixes f and d,
+ * f_avx2 and d_avx2, f_avx512 and d_avx512. (Chosen by hand rather than by GCC's
+ * target_clones: its ifunc resolvers run during relocation, which crashes under
+ * ThreadSanitizer and does not exist on every libc.) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XO_CPU_AVX2 __attribute__((target("avx2,fma")))
+#define XO_CPU_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define XO_CPU_INSTANTIATE(TEMPLATE)                                                                     \
+    TEMPLATE(float, f, ) TEMPLATE(double, d, ) TEMPLATE(float, f_avx2, XO_CPU_AVX2)                      \
+    TEMPLATE(double, d_avx2, XO_CPU_AVX2) TEMPLATE(float, f_avx512, XO_CPU_AVX512)                       \
+    TEMPLATE(double, d_avx512, XO_CPU_AVX512)
+/* var = TABLE(f, d) at baseline, or the AVX2 or AVX-512 instantiation. */
+#define XO_CPU_SELECT(var, TYPE, TABLE)                                                                  \
+    do {                                                                                                 \
+        int isa_ = xo__cpu_isa();                                                                        \
+        if (isa_ == 2)                                                                                   \
+            var = (TYPE)TABLE(f_avx512, d_avx512);                                                       \
+        else if (isa_ == 1)                                                                              \
+            var = (TYPE)TABLE(f_avx2, d_avx2);                                                           \
+    } while (0)
+#else
+#define XO_CPU_INSTANTIATE(TEMPLATE) TEMPLATE(float, f, ) TEMPLATE(double, d, )
+#define XO_CPU_SELECT(var, TYPE, TABLE) ((void)0)
+#endif
+
+/* The math of plugins/common/xo_formulas.h for float and double (the float ones are
+ * vectorisable, below). */
+#define XO_FN_EXP(x) _Generic((x), float: xo__cpu_expf, default: exp)(x)
+#define XO_FN_TANH(x) _Generic((x), float: xo__cpu_tanhf, default: tanh)(x)
+#define XO_FN_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
+#define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
+#define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
+#define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
 
 /* Float exp and tanh the compiler can vectorise (libm's expf/tanhf are scalar calls, which
  * made our tanh slower than PoCL's on the same cores and pulled large elementwise ops off
  * the CPU). Cephes-style range reduction and polynomials; max relative error ~1.4e-7
  * (measured over the whole float range against double-precision libm); the conformance
  * suite checks every unary op against its reference loops on every device. */
-static inline float xo_cpu_expf(float x)
+static inline float xo__cpu_expf(float x)
 {
     const float in = x;
     /* Written so that NaN fails both tests and lands on a finite value (the result is
@@ -63,5 +127,15 @@ static inline float xo_cpu_expf(float x)
     memcpy(&s2, &b2, sizeof s2);
     float r = p * s1 * s2;
     return in != in ? in : r; /* NaN in, NaN out */
+}
+
+/* Float tanh the compiler can vectorise: a polynomial below 0.625, else from expf. */
+static inline float xo__cpu_tanhf(float x)
+{
+    float a = fabsf(x), z = x * x;
+    float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
+                   3.33332819422e-1f) * z * x + x;
+    float big = copysignf(1.0f - 2.0f / (xo__cpu_expf(2.0f * a) + 1.0f), x);
+    return a < 0.625f ? small : big;
 }
 #endif

@@ -1,0 +1,301 @@
+/* CPU ops that make one pass over their elements: unary, binary, binary_scalar, fill,
+ * scale_by, axpby, bias. Vectorised loops (the formulas of plugins/common/xo_formulas.h),
+ * split over the pool when large; axpby's general case is OpenBLAS's. */
+#include "cpu_internal.h"
+#include "../common/xo_formulas.h"
+
+#include <cblas.h>
+#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
+#include <pthread.h>
+
+/* One case per row of the op maps (crossover.h): a new op needs no edit here. */
+#define UNARY_CASE_(NAME, ACT) \
+    case XO_##NAME: for (size_t i = 0; i < n; i++) y[i] = XO_F_##NAME(x[i]); break;
+#define BINARY_CASE_(NAME) \
+    case XO_##NAME: for (size_t i = 0; i < n; i++) c[i] = XO_F_##NAME(a[i], b[i]); break;
+#define BSCALAR_CASE_(NAME) \
+    case XO_##NAME: for (size_t i = 0; i < n; i++) c[i] = XO_F_##NAME(a[i], s); break;
+
+#define ELEMENTWISE(T, SUF, ATTR)                                                                    \
+    ATTR static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
+    {                                                                                                \
+        switch (op) { XO_UNARY_OP_MAP(UNARY_CASE_) }                                                 \
+    }                                                                                                \
+    ATTR static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \
+    {                                                                                                \
+        switch (op) { XO_BINARY_OP_MAP(BINARY_CASE_) }                                               \
+    }                                                                                                \
+    ATTR static void bscalar_##SUF(int op, const T *a, T s, T *c, size_t n) /* c may be a */        \
+    {                                                                                                \
+        switch (op) { XO_BINARY_OP_MAP(BSCALAR_CASE_) }                                              \
+    }                                                                                                \
+    ATTR static void fill_##SUF(T *x, size_t inc, T v, size_t n)                                     \
+    {                                                                                                \
+        if (inc == 1)                                                                                \
+            for (size_t i = 0; i < n; i++) x[i] = v;                                                 \
+        else                                                                                         \
+            for (size_t i = 0; i < n; i++) x[i * inc] = v;                                           \
+    }                                                                                                \
+    ATTR static void scale_##SUF(T *x, size_t inc, T s, size_t n)                                    \
+    {                                                                                                \
+        if (inc == 1)                                                                                \
+            for (size_t i = 0; i < n; i++) x[i] *= s;                                                \
+        else                                                                                         \
+            for (size_t i = 0; i < n; i++) x[i * inc] *= s;                                          \
+    }                                                                                                \
+    ATTR static void axpy0_##SUF(T alpha, const T *x, size_t incx, T *y, size_t incy, size_t n)      \
+    {                                                                                                \
+        if (incx == 1 && incy == 1)                                                                  \
+            for (size_t i = 0; i < n; i++) y[i] = alpha * x[i];                                      \
+        else                                                                                         \
+            for (size_t i = 0; i < n; i++) y[i * incy] = alpha * x[i * incx];                        \
+    }                                                                                                \
+    ATTR static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, \
+                                     size_t cols)                                                    \
+    {                                                                                                \
+        for (size_t r = r0; r < r1; r++) {                                                           \
+            T *row = a + r * lda;                                                                    \
+            for (size_t j = 0; j < cols; j++) row[j] += bias[j];                                     \
+        }                                                                                            \
+    }
+
+XO_CPU_INSTANTIATE(ELEMENTWISE)
+
+typedef struct kernels {
+    void (*unary_f)(int, const float *, float *, size_t);
+    void (*unary_d)(int, const double *, double *, size_t);
+    void (*binary_f)(int, const float *, const float *, float *, size_t);
+    void (*binary_d)(int, const double *, const double *, double *, size_t);
+    void (*bscalar_f)(int, const float *, float, float *, size_t);
+    void (*bscalar_d)(int, const double *, double, double *, size_t);
+    void (*fill_f)(float *, size_t, float, size_t);
+    void (*fill_d)(double *, size_t, double, size_t);
+    void (*scale_f)(float *, size_t, float, size_t);
+    void (*scale_d)(double *, size_t, double, size_t);
+    void (*axpy0_f)(float, const float *, size_t, float *, size_t, size_t);
+    void (*axpy0_d)(double, const double *, size_t, double *, size_t, size_t);
+    void (*bias_f)(float *, size_t, const float *, size_t, size_t, size_t);
+    void (*bias_d)(double *, size_t, const double *, size_t, size_t, size_t);
+} kernels;
+#define TABLE(F, D)                                                                                   \
+    {unary_##F, unary_##D, binary_##F, binary_##D, bscalar_##F, bscalar_##D, fill_##F, fill_##D,      \
+     scale_##F, scale_##D, axpy0_##F, axpy0_##D, bias_rows_##F, bias_rows_##D}
+
+static kernels g_k = TABLE(f, d);
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void select_kernels(void) { XO_CPU_SELECT(g_k, kernels, TABLE); }
+static const kernels *k(void)
+{
+    pthread_once(&g_once, select_kernels);
+    return &g_k;
+}
+
+/* One op split over the pool: its operands, and the vector and scalar of fill/scale. */
+typedef struct job {
+    const xo_op_desc *op;
+    void *p[XO_MAX_ARGS];
+    double s;
+    void *v;
+    size_t inc;
+} job;
+
+#define F32(j) ((j)->op->dtype == XO_F32)
+
+static void job_init(job *j, const xo_op_desc *op)
+{
+    j->op = op;
+    j->s = op->alpha;
+    j->v = NULL;
+    j->inc = 1;
+    for (int i = 0; i < XO_MAX_ARGS; i++)
+        j->p[i] = i < op->narg ? xo__cpu_ptr(op, i) : NULL;
+}
+
+static void unary_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    if (F32(j))
+        k()->unary_f(j->op->subop, (const float *)j->p[0] + b, (float *)j->p[1] + b, e - b);
+    else
+        k()->unary_d(j->op->subop, (const double *)j->p[0] + b, (double *)j->p[1] + b, e - b);
+}
+
+static void binary_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    if (F32(j))
+        k()->binary_f(j->op->subop, (const float *)j->p[0] + b, (const float *)j->p[1] + b, (float *)j->p[2] + b,
+                      e - b);
+    else
+        k()->binary_d(j->op->subop, (const double *)j->p[0] + b, (const double *)j->p[1] + b,
+                      (double *)j->p[2] + b, e - b);
+}
+
+static void bscalar_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    if (F32(j))
+        k()->bscalar_f(j->op->subop, (const float *)j->p[0] + b, (float)j->s, (float *)j->p[1] + b, e - b);
+    else
+        k()->bscalar_d(j->op->subop, (const double *)j->p[0] + b, j->s, (double *)j->p[1] + b, e - b);
+}
+
+/* fill and scale: j->v, strided by j->inc. */
+static void fill_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    if (F32(j))
+        k()->fill_f((float *)j->v + b * j->inc, j->inc, (float)j->s, e - b);
+    else
+        k()->fill_d((double *)j->v + b * j->inc, j->inc, j->s, e - b);
+}
+
+static void scale_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    if (F32(j))
+        k()->scale_f((float *)j->v + b * j->inc, j->inc, (float)j->s, e - b);
+    else
+        k()->scale_d((double *)j->v + b * j->inc, j->inc, j->s, e - b);
+}
+
+static void axpy0_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    size_t ix = j->op->inc[0], iy = j->op->inc[1];
+    if (F32(j))
+        k()->axpy0_f((float)j->s, (const float *)j->p[0] + b * ix, ix, (float *)j->p[1] + b * iy, iy, e - b);
+    else
+        k()->axpy0_d(j->s, (const double *)j->p[0] + b * ix, ix, (double *)j->p[1] + b * iy, iy, e - b);
+}
+
+static void bias_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    xo__cpu_bias_rows(j->op->dtype, j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
+}
+
+/* x (strided by inc) = s x, or = s everywhere (fill). */
+static xo_status vector_op(xo_cpu_pool *pool, job *j, xo_cpu_range_fn fn, void *v, size_t inc, double s)
+{
+    j->v = v;
+    j->inc = inc;
+    j->s = s;
+    xo_cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
+    return XO_OK;
+}
+
+/* ---- the ops --------------------------------------------------------------------- */
+
+xo_status xo__cpu_unary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j);
+    return XO_OK;
+}
+
+xo_status xo__cpu_binary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j);
+    return XO_OK;
+}
+
+xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j);
+    return XO_OK;
+}
+
+/* x[i*incx] = alpha; x is never read. */
+xo_status xo__cpu_fill(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    return vector_op(pool, &j, fill_range, j.p[0], op->inc[0], op->alpha);
+}
+
+/* x *= s[0]: s, then x with inc[0]. */
+xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    return vector_op(pool, &j, scale_range, j.p[1], op->inc[0],
+                     F32(&j) ? (double)*(const float *)j.p[0] : *(const double *)j.p[0]);
+}
+
+/* y = alpha x + beta y: beta == 0 never reads y, alpha == 0 never reads x. */
+xo_status xo__cpu_axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    job j;
+    job_init(&j, op);
+    if (op->beta == 0.0 && op->alpha == 0.0)
+        return vector_op(pool, &j, fill_range, j.p[1], op->inc[1], 0.0);
+    if (op->beta == 0.0) {
+        xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, &j);
+        return XO_OK;
+    }
+    if (op->alpha == 0.0)
+        return vector_op(pool, &j, scale_range, j.p[1], op->inc[1], op->beta);
+    if (!xo__cpu_fits_int(op))
+        return xo__cpu_too_big(host);
+    if (op->dtype == XO_F32)
+        cblas_saxpby((int)op->n, (float)op->alpha, j.p[0], (int)op->inc[0], (float)op->beta, j.p[1],
+                     (int)op->inc[1]);
+    else
+        cblas_daxpby((int)op->n, op->alpha, j.p[0], (int)op->inc[0], op->beta, j.p[1], (int)op->inc[1]);
+    return XO_OK;
+}
+
+/* Row-major a[i][j] += bias[j]. */
+xo_status xo__cpu_bias(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    size_t rows_grain = XO_CPU_GRAIN / (op->n ? op->n : 1);
+    xo_cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
+    return XO_OK;
+}
+
+/* ---- the loops, for the other families ---------------------------------------------- */
+
+void xo__cpu_unary_loop(xo_dtype dt, int op, const void *x, void *y, size_t n)
+{
+    if (dt == XO_F32)
+        k()->unary_f(op, x, y, n);
+    else
+        k()->unary_d(op, x, y, n);
+}
+
+void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols)
+{
+    if (dt == XO_F32)
+        k()->bias_f(a, lda, bias, r0, r1, cols);
+    else
+        k()->bias_d(a, lda, bias, r0, r1, cols);
+}
+
+void xo__cpu_bscalar_loop(xo_dtype dt, int op, const void *a, double s, void *c, size_t n)
+{
+    if (dt == XO_F32)
+        k()->bscalar_f(op, a, (float)s, c, n);
+    else
+        k()->bscalar_d(op, a, s, c, n);
+}
