@@ -15,59 +15,34 @@ typedef float real;
 typedef uint bits;
 #endif
 
-/* xo_unary_op and xo_binary_op of crossover.h (the host checks these values). */
-#define XO_RELU 0
-#define XO_TANH 1
-#define XO_SIGMOID 2
-#define XO_EXP 3
-#define XO_NEG 4
-#define XO_SQUARE 5
-#define XO_RELU_GRAD 6
-#define XO_TANH_GRAD 7
-#define XO_SIGMOID_GRAD 8
-#define XO_SQRT 9
-#define XO_RSQRT 10
-#define XO_LOG 11
-#define XO_ABS 12
-#define XO_RECIPROCAL 13
-#define XO_IDENTITY 14
+/* xo_unary_op and xo_binary_op come from the op maps of crossover.h, and their formulas
+ * from plugins/common/xo_formulas.h: the host puts both before this source (the maps
+ * with one argument per row: X(NAME)). */
+#define XO_ENUM_(NAME) XO_##NAME,
+enum xo_unary_op { XO_UNARY_OP_MAP(XO_ENUM_) };
+enum xo_binary_op { XO_BINARY_OP_MAP(XO_ENUM_) };
+#define XO_FN_EXP(x) exp(x)
+#define XO_FN_TANH(x) tanh(x)
+#define XO_FN_SQRT(x) sqrt(x)
+#define XO_FN_RSQRT(x) rsqrt(x)
+#define XO_FN_LOG(x) log(x)
+#define XO_FN_FABS(x) fabs(x)
 
-#define XO_ADD 0
-#define XO_SUB 1
-#define XO_MUL 2
-#define XO_DIV 3
-#define XO_MAX 4
-
+#define XO_UNARY_CASE_(NAME) case XO_##NAME: return XO_F_##NAME(v);
 inline real xo_unary_fn(const int op, const real v)
 {
     switch (op) {
-    case XO_RELU:         return v > (real)0 ? v : (real)0;
-    case XO_TANH:         return tanh(v);
-    case XO_SIGMOID:      return (real)1 / ((real)1 + exp(-v));
-    case XO_EXP:          return exp(v);
-    case XO_NEG:          return -v;
-    case XO_SQUARE:       return v * v;
-    case XO_RELU_GRAD:    return v > (real)0 ? (real)1 : (real)0;
-    case XO_TANH_GRAD:    return (real)1 - v * v;
-    case XO_SIGMOID_GRAD: return v * ((real)1 - v);
-    case XO_SQRT:         return sqrt(v);
-    case XO_RSQRT:        return rsqrt(v);
-    case XO_LOG:          return log(v);
-    case XO_ABS:          return fabs(v);
-    case XO_RECIPROCAL:   return (real)1 / v;
-    default:              return v; /* XO_IDENTITY */
+    XO_UNARY_OP_MAP(XO_UNARY_CASE_)
+    default: return v;
     }
 }
 
+#define XO_BINARY_CASE_(NAME) case XO_##NAME: return XO_F_##NAME(u, v);
 inline real xo_binary_fn(const int op, const real u, const real v)
 {
     switch (op) {
-    case XO_ADD: return u + v;
-    case XO_SUB: return u - v;
-    case XO_MUL: return u * v;
-    case XO_DIV: return u / v;
-    case XO_MAX: return u > v ? u : v;
-    default:     return u;
+    XO_BINARY_OP_MAP(XO_BINARY_CASE_)
+    default: return u;
     }
 }
 

@@ -145,6 +145,52 @@ __kernel void xo_softmax(const int op, const ulong rows, const ulong cols,
     }
 }
 
+/* Softmax cross-entropy over int32 labels, one work-group per row: the row's max, then
+ * sum(exp(x - max)); loss = log(sum) - (x[c] - max) and, when there is a grad,
+ * grad = scale * (exp(x - max) / sum - onehot(c)). A label outside [0, cols) gives a
+ * loss of 0 and a zero gradient row. grad may be x (same offset and ld): the row and
+ * x[c] are read in full before anything is written. */
+__kernel void xo_softmax_xent(const ulong rows, const ulong cols,
+                              __global const real *x, const ulong x_off, const ulong ldx,
+                              __global const int *labels, const ulong labels_off,
+                              const real scale, __global real *loss, const ulong loss_off,
+                              const int has_grad, __global real *grad, const ulong grad_off,
+                              const ulong ldg, __local real *scratch)
+{
+    const size_t lid = get_local_id(0), lsz = get_local_size(0);
+    x += x_off;
+    labels += labels_off;
+    loss += loss_off;
+    for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
+        __global const real *row = x + i * ldx;
+        __global real *g = has_grad ? grad + grad_off + i * ldg : 0;
+        const int c = labels[i];
+        const int valid = c >= 0 && (ulong)c < cols;
+        /* every item passes every barrier, whatever the label: no early exit */
+        real m = -(real)INFINITY;
+        for (ulong j = lid; j < cols; j += lsz)
+            m = xo_combine(XO_MAX_ELEMENT, m, row[j]);
+        scratch[lid] = m;
+        xo_tree(XO_MAX_ELEMENT, scratch);
+        m = scratch[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real sum = (real)0;
+        for (ulong j = lid; j < cols; j += lsz)
+            sum += exp(row[j] - m);
+        scratch[lid] = sum;
+        xo_tree(XO_SUM, scratch);
+        sum = scratch[0];
+        const real xc = valid ? row[c] : (real)0;
+        barrier(CLK_LOCAL_MEM_FENCE); /* every item has read x[c] and scratch[0] */
+        if (lid == 0) loss[i] = valid ? log(sum) - (xc - m) : (real)0;
+        if (has_grad) {
+            const real k = valid ? scale / sum : (real)0;
+            for (ulong j = lid; j < cols; j += lsz)
+                g[j] = valid ? exp(row[j] - m) * k - ((ulong)c == j ? scale : (real)0) : (real)0;
+        }
+    }
+}
+
 /* ---- nrm2 --------------------------------------------------------------------------
  * Blue's scaled sum of squares, as reference BLAS's dnrm2.f90 (LAPACK 3.10): three plain
  * sums, of tiny magnitudes' squares scaled up by SSML, of huge ones' scaled down by SBIG,

@@ -1,5 +1,5 @@
 /* Conformance, second half: the ops added in 0.3 (copy, fill, axpby, ger, binary_scalar,
- * scale_by, softmax, reduce_axis, gemm_bias_act, the new unary ops) in single and double
+ * scale_by, softmax, reduce_axis, gemm_bias_act, the new unary ops) and softmax_xent in single and double
  * precision against the reference loops of xo_test.c, on the device test_conformance.c
  * is testing. Edge cases: n = 0, one row, padded leading dimensions, increments > 1, the
  * aliases the contract allows, NaN where the semantics say it cannot reach a result.
@@ -117,7 +117,7 @@ int conformance_nn(const char *label)
     const struct CMUnitTest tests[] = {
         BOTH(copy),          BOTH(fill),     BOTH(axpby),   BOTH(ger),
         BOTH(binary_scalar), BOTH(scale_by), BOTH(softmax), BOTH(reduce_axis),
-        BOTH(gemm_bias_act), BOTH(unary_new),
+        BOTH(gemm_bias_act), BOTH(unary_new), BOTH(softmax_xent),
         cmocka_unit_test(test_nn_zero_sizes),
     };
     char name[300];
@@ -384,6 +384,62 @@ static void TEST(softmax)(void **state)
                 xo_buffer_destroy(x);
                 xo_buffer_destroy(y);
             }
+}
+
+/* Per row: loss and gradient of softmax cross-entropy; labels in range, -1 and cols
+ * (ignored rows), grad absent, padded, or in place over x. */
+static void TEST(softmax_xent)(void **state)
+{
+    (void)state;
+    if (!g_fp64) skip();
+    static const size_t dims[][2] = {{1, 1}, {1, 7}, {7, 33}, {130, 10}, {3, 1000}};
+    uint64_t seed = 2650;
+    for (size_t s = 0; s < sizeof dims / sizeof dims[0]; s++)
+        for (int v = 0; v < 4; v++) { /* grad packed; padded; NULL; in place (grad == x) */
+            size_t rows = dims[s][0], cols = dims[s][1], ldx = cols + (v ? 2 : 0), ldg = cols + (v == 1 ? 3 : 0);
+            size_t xoff = 1, goff = v == 3 ? xoff : 2, loff = 3, lboff = 1;
+            if (v == 3) ldg = ldx;
+            size_t xlen = xoff + xot_mat_span(XO_ROW_MAJOR, rows, cols, ldx) + 2;
+            size_t glen = goff + xot_mat_span(XO_ROW_MAJOR, rows, cols, ldg) + 2;
+            MAKE(hx, x, xlen, seed++, 60, 100); /* large: without the max subtracted, exp overflows */
+            MAKE(hg, g, glen, seed++, -1, 1);
+            MAKE(hl, loss, loff + rows + 1, seed++, -1, 1);
+            int32_t *lab = calloc(lboff + rows, sizeof *lab);
+            for (size_t i = 0; i < rows; i++)
+                lab[lboff + i] = i % 5 == 3 ? -1 : i % 7 == 5 ? (int32_t)cols : (int32_t)((i * 7 + s) % cols);
+            xo_buffer *lb = xot_buffer(g_ctx, lab, (lboff + rows) * sizeof *lab);
+            xo_buffer *gb = v == 2 ? NULL : v == 3 ? x : g;
+            T *hgb = v == 3 ? hx : hg;
+            T *orig = HOST(xlen);
+            memcpy(orig, hx, xlen * sizeof(T));
+            T scale = (T)(1.0 / (double)rows);
+            char what[96];
+            snprintf(what, sizeof what, "%ssoftmax_xent %zux%zu ldx=%zu ldg=%zu%s", XOT_PS, rows, cols, ldx, ldg,
+                     v == 2 ? " no grad" : v == 3 ? " in place" : "");
+            xot_assert_ok(XO(softmax_xent)(g_ctx, rows, cols, x, xoff, ldx, lb, lboff, scale, loss, loff, gb, goff,
+                                           ldg));
+            check_decision(XOT_PS, "softmax_xent");
+            REF(softmax_xent)(rows, cols, orig + xoff, ldx, lab + lboff, scale, hl + loff,
+                              v == 2 ? NULL : hgb + goff, ldg);
+            T *got = xot_read_all(loss);
+            XOT_CLOSE(got, hl, loff + rows + 1, what);
+            free(got);
+            if (v != 2) {
+                got = xot_read_all(gb);
+                XOT_CLOSE(got, hgb, v == 3 ? xlen : glen, what);
+                free(got);
+            }
+            if (v != 3) check_unchanged(x, orig, what);
+            free(orig);
+            free(hx);
+            free(hg);
+            free(hl);
+            free(lab);
+            xo_buffer_destroy(lb);
+            xo_buffer_destroy(x);
+            xo_buffer_destroy(g);
+            xo_buffer_destroy(loss);
+        }
 }
 
 static void TEST(reduce_axis)(void **state)

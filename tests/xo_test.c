@@ -228,6 +228,25 @@ XOT_REF_DEF(double, d)
                                                       : (xr[j] - mx) - log(s));               \
         }                                                                                     \
     }                                                                                         \
+    void xot_ref_##p##softmax_xent(size_t rows, size_t cols, const T *x, size_t ldx,          \
+                                   const int32_t *labels, T scale, T *loss, T *grad,          \
+                                   size_t ldg)                                                \
+    {                                                                                         \
+        for (size_t i = 0; i < rows; i++) {                                                   \
+            const T *xr = x + i * ldx;                                                        \
+            int32_t c = labels[i];                                                            \
+            int ignored = c < 0 || (size_t)c >= cols;                                         \
+            double mx = cols ? xr[0] : 0, s = 0;                                              \
+            for (size_t j = 1; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;                   \
+            for (size_t j = 0; j < cols; j++) s += exp(xr[j] - mx);                           \
+            loss[i] = ignored ? (T)0 : (T)(log(s) - (xr[c] - mx));                            \
+            if (!grad) continue;                                                              \
+            for (size_t j = 0; j < cols; j++)                                                 \
+                grad[i * ldg + j] = ignored ? (T)0                                            \
+                                            : (T)(scale * (exp(xr[j] - mx) / s -              \
+                                                           ((size_t)c == j ? 1.0 : 0.0)));    \
+        }                                                                                     \
+    }                                                                                         \
     void xot_ref_##p##reduce_axis(xo_reduce_op op, size_t rows, size_t cols, const T *x,      \
                                   size_t ldx, int axis, T *out)                               \
     {                                                                                         \

@@ -51,8 +51,9 @@ XOT_REF_DECL(float, s)
 XOT_REF_DECL(double, d)
 #undef XOT_REF_DECL
 
-/* The 0.3 ops. softmax, reduce_axis and bias are row-major; gemm_bias_act's bias may be
- * NULL; softmax's y may be x. */
+/* The 0.3 ops and softmax_xent (0.4). softmax, reduce_axis, bias and softmax_xent are
+ * row-major; gemm_bias_act's bias may be NULL; softmax's y may be x; softmax_xent's
+ * grad may be NULL (loss only). */
 #define XOT_REF_NN_DECL(T, p)                                                                  \
     void xot_ref_##p##copy(size_t n, const T *x, size_t incx, T *y, size_t incy);             \
     void xot_ref_##p##fill(size_t n, T value, T *x, size_t incx);                             \
@@ -68,7 +69,10 @@ XOT_REF_DECL(double, d)
     void xot_ref_##p##gemm_bias_act(xo_layout layout, xo_transpose ta, xo_transpose tb,       \
                                     size_t m, size_t n, size_t k, T alpha, const T *a,        \
                                     size_t lda, const T *b, size_t ldb, T beta, T *c,         \
-                                    size_t ldc, const T *bias, xo_unary_op act);
+                                    size_t ldc, const T *bias, xo_unary_op act);           \
+    void xot_ref_##p##softmax_xent(size_t rows, size_t cols, const T *x, size_t ldx,          \
+                                   const int32_t *labels, T scale, T *loss, T *grad,          \
+                                   size_t ldg);
 
 XOT_REF_NN_DECL(float, s)
 XOT_REF_NN_DECL(double, d)

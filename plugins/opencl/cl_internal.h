@@ -3,8 +3,9 @@
  *   cl_plugin.c   vtable, discovery, device info, supports, finish, drain_timings
  *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
  *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2/ger through CLBlast's C API
- *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches (unary, binary, reduce)
- *   cl_nn.c       launches of the other ops on our kernels, gemm_bias_act (CLBlast + epilogue)
+ *   cl_ops.c      the op table: one row per op kind (how it runs, its kernels' program)
+ *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, the generic launch
+ *   cl_launch.c   each op's kernel launch, gemm_bias_act (CLBlast + epilogue)
  *   cl_cache.c    compiled program binaries on disk
  *   cl_events.c   per-device event bookkeeping: op timings, staging buffers
  *   cl_status.c   every cl_int / CLBlastStatusCode -> name and xo_status
@@ -23,13 +24,38 @@
 
 #include "cl_testing.h"
 
-/* Our programs (one per kernels_cl/NAME.cl file) and their kernels. */
-typedef enum xo__cl_prog_id { XO_CL_PROG_ELEMENTWISE, XO_CL_PROG_REDUCE, XO_CL_PROG_COUNT } xo__cl_prog_id;
+/* Our programs, one per kernels_cl/NAME.cl file: X(ID, source name). */
+#define XO_CL_PROGRAMS(X) X(ELEMENTWISE, "elementwise") X(REDUCE, "reduce")
+/* Our kernels: X(ID, kernel name, program ID). */
+#define XO_CL_KERNELS(X)                                                        \
+    X(UNARY, "xo_unary", ELEMENTWISE)                                           \
+    X(BINARY, "xo_binary", ELEMENTWISE)                                         \
+    X(BINARY_SCALAR, "xo_binary_scalar", ELEMENTWISE)                           \
+    X(COPY, "xo_copy", ELEMENTWISE)                                             \
+    X(FILL, "xo_fill", ELEMENTWISE)                                             \
+    X(AXPBY, "xo_axpby", ELEMENTWISE)                                           \
+    X(SCALE_BY, "xo_scale_by", ELEMENTWISE)                                     \
+    X(BIAS_ACT, "xo_bias_act", ELEMENTWISE)                                     \
+    X(SCALE, "xo_scale", ELEMENTWISE)                                           \
+    X(REDUCE_PARTIAL, "xo_reduce_partial", REDUCE)                              \
+    X(REDUCE_FINAL, "xo_reduce_final", REDUCE)                                  \
+    X(REDUCE_AXIS, "xo_reduce_axis", REDUCE)                                    \
+    X(SOFTMAX, "xo_softmax", REDUCE)                                            \
+    X(SOFTMAX_XENT, "xo_softmax_xent", REDUCE)                                  \
+    X(NRM2_PARTIAL, "xo_nrm2_partial", REDUCE)                                  \
+    X(NRM2_FINAL, "xo_nrm2_final", REDUCE)
+
+typedef enum xo__cl_prog_id {
+#define XO_CL_PROG_ENUM_(ID, source) XO_CL_PROG_##ID,
+    XO_CL_PROGRAMS(XO_CL_PROG_ENUM_)
+#undef XO_CL_PROG_ENUM_
+    XO_CL_PROG_COUNT,
+    XO_CL_PROG_NONE = -1 /* an op CLBlast runs alone */
+} xo__cl_prog_id;
 typedef enum xo__cl_kernel_id {
-    XO_CL_K_UNARY, XO_CL_K_BINARY, XO_CL_K_BINARY_SCALAR, XO_CL_K_COPY, /* elementwise.cl */
-    XO_CL_K_FILL, XO_CL_K_AXPBY, XO_CL_K_SCALE_BY, XO_CL_K_BIAS_ACT, XO_CL_K_SCALE,
-    XO_CL_K_REDUCE_PARTIAL, XO_CL_K_REDUCE_FINAL, XO_CL_K_REDUCE_AXIS,  /* reduce.cl */
-    XO_CL_K_SOFTMAX, XO_CL_K_NRM2_PARTIAL, XO_CL_K_NRM2_FINAL,
+#define XO_CL_KERNEL_ENUM_(ID, name, prog) XO_CL_K_##ID,
+    XO_CL_KERNELS(XO_CL_KERNEL_ENUM_)
+#undef XO_CL_KERNEL_ENUM_
     XO_CL_K_COUNT
 } xo__cl_kernel_id;
 
@@ -160,10 +186,46 @@ cl_int xo__cl_launch_1d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
 cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *args, int nargs, size_t outer,
                                size_t inner, cl_event *ev, const char **call);
 
-/* ---- cl_nn.c ------------------------------------------------------------------- */
-/* copy, fill, axpby, binary_scalar, scale_by, bias, softmax, reduce_axis: one kernel
- * each, its event in *last; d->lock held, the program built. */
-cl_int xo__cl_run_nn_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *last, const char **call);
+/* ---- cl_ops.c: the op table --------------------------------------------------- */
+/* Enqueue one op's kernels, the first and last events in *first and *last (*first may
+ * stay NULL: one command); d->lock held, the program built. */
+typedef cl_int (*xo__cl_launch_fn)(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                   const char **call);
+typedef xo_status (*xo__cl_run_fn)(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+/* One row per op kind: how it runs, the launch of its kernels (run by
+ * xo__cl_run_kernel) and the program they are in. `blas`: CLBlast runs it, our kernels
+ * only in the cases xo__cl_blas_on_kernels names, so it is supported before they are
+ * built. A kind without a row (run NULL) does not run here. */
+typedef struct xo__cl_op_row {
+    xo__cl_run_fn run;
+    xo__cl_launch_fn launch;
+    xo__cl_prog_id prog;
+    int blas;
+} xo__cl_op_row;
+extern const xo__cl_op_row xo__cl_ops[XO_OP_KIND_COUNT];
+
+/* The launches (cl_nn.c, cl_kernels.c). */
+cl_int xo__cl_launch_scale(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
+cl_int xo__cl_launch_elementwise(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                 const char **call);
+cl_int xo__cl_launch_reduce(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                            const char **call);
+cl_int xo__cl_launch_copy(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
+cl_int xo__cl_launch_fill(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
+cl_int xo__cl_launch_axpby(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
+cl_int xo__cl_launch_scale_by(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                              const char **call);
+cl_int xo__cl_launch_binary_scalar(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                   const char **call);
+cl_int xo__cl_launch_bias(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
+cl_int xo__cl_launch_softmax(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                             const char **call);
+cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                  const char **call);
+cl_int xo__cl_launch_reduce_axis(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                 const char **call);
+/* gemm, gemv and scal: CLBlast, or our xo_scale kernel where xo__cl_blas_on_kernels. */
+xo_status xo__cl_run_blas_op(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 /* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C. */
 xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 

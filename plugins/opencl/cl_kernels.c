@@ -15,41 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(XO_RELU == 0 && XO_TANH == 1 && XO_SIGMOID == 2 && XO_EXP == 3 && XO_NEG == 4 &&
-                   XO_SQUARE == 5 && XO_RELU_GRAD == 6 && XO_TANH_GRAD == 7 && XO_SIGMOID_GRAD == 8 &&
-                   XO_SQRT == 9 && XO_RSQRT == 10 && XO_LOG == 11 && XO_ABS == 12 && XO_RECIPROCAL == 13 &&
-                   XO_IDENTITY == 14,
-               "kernels_cl/elementwise.cl hard-codes xo_unary_op");
-_Static_assert(XO_ADD == 0 && XO_SUB == 1 && XO_MUL == 2 && XO_DIV == 3 && XO_MAX == 4,
-               "kernels_cl/elementwise.cl hard-codes xo_binary_op");
 _Static_assert(XO_SUM == 0 && XO_MAX_ELEMENT == 1, "kernels_cl/reduce.cl hard-codes xo_reduce_op");
 _Static_assert(XO_SOFTMAX == 0 && XO_LOG_SOFTMAX == 1, "kernels_cl/reduce.cl hard-codes xo_softmax_op");
 
-static const struct {
-    const char *source; /* kernels_cl/<source>.cl */
-    xo__cl_kernel_id first, end;
-} programs[XO_CL_PROG_COUNT] = {
-    [XO_CL_PROG_ELEMENTWISE] = {"elementwise", XO_CL_K_UNARY, XO_CL_K_SCALE + 1},
-    [XO_CL_PROG_REDUCE] = {"reduce", XO_CL_K_REDUCE_PARTIAL, XO_CL_K_NRM2_FINAL + 1},
+static const char *const program_sources[XO_CL_PROG_COUNT] = {
+#define XO_CL_PROG_ROW_(ID, source) [XO_CL_PROG_##ID] = source,
+    XO_CL_PROGRAMS(XO_CL_PROG_ROW_)
+#undef XO_CL_PROG_ROW_
 };
 
-static const char *const kernel_names[XO_CL_K_COUNT] = {
-    [XO_CL_K_UNARY] = "xo_unary",
-    [XO_CL_K_BINARY] = "xo_binary",
-    [XO_CL_K_BINARY_SCALAR] = "xo_binary_scalar",
-    [XO_CL_K_COPY] = "xo_copy",
-    [XO_CL_K_FILL] = "xo_fill",
-    [XO_CL_K_AXPBY] = "xo_axpby",
-    [XO_CL_K_SCALE_BY] = "xo_scale_by",
-    [XO_CL_K_BIAS_ACT] = "xo_bias_act",
-    [XO_CL_K_SCALE] = "xo_scale",
-    [XO_CL_K_REDUCE_PARTIAL] = "xo_reduce_partial",
-    [XO_CL_K_REDUCE_FINAL] = "xo_reduce_final",
-    [XO_CL_K_REDUCE_AXIS] = "xo_reduce_axis",
-    [XO_CL_K_SOFTMAX] = "xo_softmax",
-    [XO_CL_K_NRM2_PARTIAL] = "xo_nrm2_partial",
-    [XO_CL_K_NRM2_FINAL] = "xo_nrm2_final",
+static const struct {
+    const char *name;
+    xo__cl_prog_id prog;
+} kernels[XO_CL_K_COUNT] = {
+#define XO_CL_KERNEL_ROW_(ID, name_, prog_) [XO_CL_K_##ID] = {name_, XO_CL_PROG_##prog_},
+    XO_CL_KERNELS(XO_CL_KERNEL_ROW_)
+#undef XO_CL_KERNEL_ROW_
 };
+
+/* What every program is compiled with, before its own source: the op maps of
+ * crossover.h (the kernels make their enums and switches from them) and the formulas
+ * of plugins/common/xo_formulas.h (embedded as "xo_formulas"). */
+#define XO_CL_UNARY_ROW_(NAME, ACT) " X(" #NAME ")"
+#define XO_CL_BINARY_ROW_(NAME) " X(" #NAME ")"
+static const char maps_prefix[] = "#define XO_UNARY_OP_MAP(X)" XO_UNARY_OP_MAP(XO_CL_UNARY_ROW_) "\n"
+                                  "#define XO_BINARY_OP_MAP(X)" XO_BINARY_OP_MAP(XO_CL_BINARY_ROW_) "\n";
+#undef XO_CL_UNARY_ROW_
+#undef XO_CL_BINARY_ROW_
 
 static const char *const build_options[2] = {"", "-DXO_FP64=1"};
 static const char *const dtype_names[2] = {"float", "double"};
@@ -129,13 +121,13 @@ static void store_binary(xo__cl_state *st, xo__cl_device *d, cl_program p, const
 static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, xo_dtype dt)
 {
     const xo_plugin_host *h = st->host;
-    const char *src_name = programs[pid].source;
+    const char *src_name = program_sources[pid];
     const char *opts = build_options[dt];
-    const xo__cl_source *src = find_source(src_name);
+    const xo__cl_source *src = find_source(src_name), *formulas = find_source("xo_formulas");
     cl_program p = NULL;
     cl_int err = CL_SUCCESS;
 
-    if (!src) {
+    if (!src || !formulas) {
         h->log(XO_LOG_WARN, "opencl: kernel source '%s' is not embedded", src_name);
         atomic_fetch_add(&n_failures, 1);
         return 0;
@@ -150,9 +142,11 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     char key[1024], path[PATH_MAX];
     snprintf(key, sizeof key,
              "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
-             "options=%s\nsource=%s:%016llx:%zu\n",
+             "options=%s\nsource=%s:%016llx:%zu\nprefix=%016llx:%016llx\n",
              d->platform_version, d->info.name, d->info.vendor, d->info.driver, opts, src_name,
-             (unsigned long long)src->hash, src->size);
+             (unsigned long long)src->hash, src->size,
+             (unsigned long long)xo__cl_fnv1a(maps_prefix, sizeof maps_prefix - 1, XO_CL_FNV_BASIS),
+             (unsigned long long)formulas->hash);
     int cached = xo__cl_cache_path(h, key, path, sizeof path);
 
     if (cached) {
@@ -176,9 +170,9 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     }
 
     if (!p) {
-        const char *text = (const char *)src->data;
-        size_t len = src->size;
-        p = clCreateProgramWithSource(d->ctx, 1, &text, &len, &err);
+        const char *text[3] = {maps_prefix, (const char *)formulas->data, (const char *)src->data};
+        size_t len[3] = {sizeof maps_prefix - 1, formulas->size, src->size};
+        p = clCreateProgramWithSource(d->ctx, 3, text, len, &err);
         if (err != CL_SUCCESS) {
             log_build_failure(st, d, NULL, "clCreateProgramWithSource", src_name, dt, err);
             atomic_fetch_add(&n_failures, 1);
@@ -197,11 +191,13 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         if (cached) store_binary(st, d, p, path, key);
     }
 
-    for (int k = programs[pid].first; k < (int)programs[pid].end; k++) {
-        d->kernel[k][dt] = clCreateKernel(p, kernel_names[k], &err);
+    for (int k = 0; k < XO_CL_K_COUNT; k++) {
+        if (kernels[k].prog != pid) continue;
+        d->kernel[k][dt] = clCreateKernel(p, kernels[k].name, &err);
         if (err != CL_SUCCESS) {
-            log_build_failure(st, d, NULL, kernel_names[k], src_name, dt, err);
-            for (int j = programs[pid].first; j < k; j++) {
+            log_build_failure(st, d, NULL, kernels[k].name, src_name, dt, err);
+            for (int j = 0; j < k; j++) {
+                if (kernels[j].prog != pid) continue;
                 clReleaseKernel(d->kernel[j][dt]);
                 d->kernel[j][dt] = NULL;
             }
@@ -215,35 +211,9 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     return 1;
 }
 
-static int program_for(xo_op_kind kind)
-{
-    switch (kind) {
-    case XO_OP_UNARY:
-    case XO_OP_BINARY:
-    case XO_OP_BIAS:
-    case XO_OP_BINARY_SCALAR:
-    case XO_OP_COPY:
-    case XO_OP_FILL:
-    case XO_OP_AXPBY:
-    case XO_OP_SCALE_BY:
-    case XO_OP_GEMM_BIAS_ACT: /* its epilogue */
-    case XO_OP_GEMM:          /* alpha == 0: xo_scale */
-    case XO_OP_GEMV:
-    case XO_OP_SCAL:
-        return XO_CL_PROG_ELEMENTWISE;
-    case XO_OP_REDUCE:
-    case XO_OP_REDUCE_AXIS:
-    case XO_OP_SOFTMAX:
-    case XO_OP_NRM2:
-        return XO_CL_PROG_REDUCE;
-    default:
-        return -1;
-    }
-}
-
 int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype)
 {
-    int pid = program_for(kind);
+    int pid = (unsigned)kind < XO_OP_KIND_COUNT ? (int)xo__cl_ops[kind].prog : -1;
     if (pid < 0 || (dtype != XO_F32 && dtype != XO_F64)) return 0;
     if (dtype == XO_F64 && !d->info.fp64) return 0;
     pthread_mutex_lock(&d->build_lock);
@@ -320,113 +290,22 @@ cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
     return xo__cl_launch_locked(d, k, args, nargs, 2, global, local, ev, call);
 }
 
-/* gemm, gemv or scal with alpha == 0: C = beta*C, y = beta*y, or x = 0 (xo_scale). */
-static cl_int run_scale_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
-{
-    const int dt = op->dtype;
-    const xo_scale_view v = xo_op_scale_view(op);
-    const cl_double fd = v.factor;
-    const cl_float ff = (cl_float)v.factor;
-    cl_mem a = xo__cl_mem(op->arg[v.arg].mem);
-    cl_ulong rows = v.rows, cols = v.cols, ld = v.ld, off = op->arg[v.arg].off;
-    const xo__cl_arg args[] = {XO_CL_ARG(rows), XO_CL_ARG(cols), XO_CL_ARG(a),
-                               XO_CL_ARG(off),  XO_CL_ARG(ld),   dt == XO_F64 ? XO_CL_ARG(fd) : XO_CL_ARG(ff)};
-    return xo__cl_launch_2d_locked(d, d->kernel[XO_CL_K_SCALE][dt], args, 6, rows, cols, ev, call);
-}
-
-static cl_int run_elementwise_locked(xo__cl_device *d, const xo_op_desc *op, cl_event *ev, const char **call)
-{
-    const int dt = op->dtype;
-    cl_ulong n = op->n;
-    cl_int subop = op->subop;
-    if (op->kind == XO_OP_UNARY) {
-        cl_mem x = xo__cl_mem(op->arg[0].mem), y = xo__cl_mem(op->arg[1].mem);
-        cl_ulong x_off = op->arg[0].off, y_off = op->arg[1].off;
-        const xo__cl_arg args[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(y),
-                                   XO_CL_ARG(y_off)};
-        return xo__cl_launch_1d_locked(d, d->kernel[XO_CL_K_UNARY][dt], args, 6, op->n, ev, call);
-    }
-    cl_mem a = xo__cl_mem(op->arg[0].mem), b = xo__cl_mem(op->arg[1].mem), c = xo__cl_mem(op->arg[2].mem);
-    cl_ulong a_off = op->arg[0].off, b_off = op->arg[1].off, c_off = op->arg[2].off;
-    const xo__cl_arg args[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(a), XO_CL_ARG(a_off),
-                               XO_CL_ARG(b),     XO_CL_ARG(b_off), XO_CL_ARG(c), XO_CL_ARG(c_off)};
-    return xo__cl_launch_1d_locked(d, d->kernel[XO_CL_K_BINARY][dt], args, 8, op->n, ev, call);
-}
-
-/* Two passes: work-group trees into d->partials, then one work-group over the partials
- * (reduce: one value per group; nrm2: three). Both are enqueued under the lock, so
- * concurrent reductions never share partials. */
-static cl_int run_reduce_locked(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, cl_event *ev1,
-                                cl_event *ev2, const char **call)
-{
-    const int dt = op->dtype;
-    const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    const int nrm2 = op->kind == XO_OP_NRM2;
-    cl_kernel k1 = d->kernel[nrm2 ? XO_CL_K_NRM2_PARTIAL : XO_CL_K_REDUCE_PARTIAL][dt],
-              k2 = d->kernel[nrm2 ? XO_CL_K_NRM2_FINAL : XO_CL_K_REDUCE_FINAL][dt];
-    cl_int err = CL_SUCCESS;
-    if (!d->partials) {
-        d->partials = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 3 * XO_CL_REDUCE_LOCAL * sizeof(double), NULL, &err);
-        if (err != CL_SUCCESS) {
-            d->partials = NULL;
-            *call = "clCreateBuffer";
-            return err;
-        }
-    }
-    (void)st;
-    size_t w1 = xo__cl_kernel_wg(d, k1), w2 = xo__cl_kernel_wg(d, k2);
-    size_t lsz = xo__cl_pow2_floor(w1 < w2 ? w1 : w2);
-    if (lsz > XO_CL_REDUCE_LOCAL) lsz = XO_CL_REDUCE_LOCAL;
-    size_t groups = (op->n + lsz - 1) / lsz;
-    if (groups > lsz) groups = lsz; /* pass 2 folds at most lsz partials with one group */
-    size_t global = groups * lsz;
-
-    cl_int subop = op->subop;
-    cl_ulong n = op->n, x_off = op->arg[0].off, out_off = op->arg[1].off, inc = op->inc[0];
-    cl_uint count = (cl_uint)groups;
-    cl_mem x = xo__cl_mem(op->arg[0].mem), out = xo__cl_mem(op->arg[1].mem), part = d->partials;
-    const xo__cl_arg scratch = {lsz * esize, NULL};
-    if (nrm2) {
-        const xo__cl_arg a1[] = {XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(inc), XO_CL_ARG(part), scratch};
-        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
-    } else {
-        const xo__cl_arg a1[] = {XO_CL_ARG(subop), XO_CL_ARG(n), XO_CL_ARG(x), XO_CL_ARG(x_off), XO_CL_ARG(part),
-                                 scratch};
-        err = xo__cl_launch_locked(d, k1, a1, 6, 1, &global, &lsz, ev1, call);
-    }
-    if (err != CL_SUCCESS) return err;
-    /* Pass 2: the same arguments, less reduce's leading sub-op for nrm2. */
-    const xo__cl_arg a2[] = {XO_CL_ARG(subop), XO_CL_ARG(count), XO_CL_ARG(part), XO_CL_ARG(out), XO_CL_ARG(out_off),
-                             scratch};
-    err = xo__cl_launch_locked(d, k2, a2 + nrm2, 6 - nrm2, 1, &lsz, &lsz, ev2, call);
-    if (err != CL_SUCCESS) {
-        /* pass 1 only wrote our scratch: out is untouched */
-        clReleaseEvent(*ev1);
-        *ev1 = NULL;
-    }
-    return err;
-}
-
+/* An op on our kernels: its row's launch under the device lock, timed from the first
+ * event to the last. */
 xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
 {
     const xo_plugin_host *h = st->host;
-    int pid = program_for(op->kind);
-    if (pid < 0) return h->set_error(XO_ERR_UNSUPPORTED, "opencl: op kind %d has no kernel", (int)op->kind);
+    const xo__cl_op_row *row = &xo__cl_ops[op->kind];
+    xo__cl_launch_fn launch = xo_op_scales_only(op) ? xo__cl_launch_scale : row->launch;
+    if (!launch || row->prog == XO_CL_PROG_NONE)
+        return h->set_error(XO_ERR_UNSUPPORTED, "opencl: op kind %d has no kernel", (int)op->kind);
     if (!xo__cl_kernels_ready(st, d, op->kind, op->dtype))
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s: program '%s' (%s) is not available",
-                            d->info.name, programs[pid].source, dtype_names[op->dtype == XO_F64]);
+                            d->info.name, program_sources[row->prog], dtype_names[op->dtype == XO_F64]);
     cl_event first = NULL, last = NULL;
     const char *call = "clEnqueueNDRangeKernel";
-    cl_int err;
     pthread_mutex_lock(&d->lock);
-    if (op->kind == XO_OP_REDUCE || op->kind == XO_OP_NRM2)
-        err = run_reduce_locked(st, d, op, &first, &last, &call);
-    else if (op->kind == XO_OP_UNARY || op->kind == XO_OP_BINARY)
-        err = run_elementwise_locked(d, op, &last, &call);
-    else if (xo_op_scales_only(op))
-        err = run_scale_locked(d, op, &last, &call);
-    else
-        err = xo__cl_run_nn_locked(d, op, &last, &call);
+    cl_int err = launch(d, op, &first, &last, &call);
     if (err == CL_SUCCESS) xo__cl_timing_push_locked(d, first, last, token);
     pthread_mutex_unlock(&d->lock);
     if (err != CL_SUCCESS) return xo__cl_fail(h, call, err);

@@ -227,58 +227,24 @@ static xo_status vt_device_info(void *state, int dev, xo_device_info *out)
     return XO_OK;
 }
 
-static int vt_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
+static int vt_supports(void *state, int dev, const xo_op_desc *op)
 {
+    const xo_op_kind kind = op->kind;
+    const xo_dtype dtype = op->dtype;
     xo__cl_state *st = state;
     if (!st || dev < 0 || dev >= st->ndev) return 0;
     xo__cl_device *d = &st->dev[dev];
     if (dtype != XO_F32 && dtype != XO_F64) return 0;
     if (dtype == XO_F64 && !d->info.fp64) return 0;
-    switch (kind) {
-    case XO_OP_GEMM:
-    case XO_OP_GEMV:
-    case XO_OP_AXPY:
-    case XO_OP_SCAL:
-    case XO_OP_DOT:
-    case XO_OP_GER:
-        return 1; /* the alpha == 0 cases need our kernels too: they fail over if not built */
-    case XO_OP_NRM2:
-    case XO_OP_UNARY:
-    case XO_OP_BINARY:
-    case XO_OP_BIAS:
-    case XO_OP_REDUCE:
-    case XO_OP_COPY:
-    case XO_OP_FILL:
-    case XO_OP_AXPBY:
-    case XO_OP_BINARY_SCALAR:
-    case XO_OP_SCALE_BY:
-    case XO_OP_SOFTMAX:
-    case XO_OP_REDUCE_AXIS:
-    case XO_OP_GEMM_BIAS_ACT: /* CLBlast's gemm + our epilogue */
-        return xo__cl_kernels_ready(st, d, kind, dtype) ? 1 : -1; /* -1: the build failed */
-    default:
-        return 0;
-    }
+    if ((unsigned)kind >= XO_OP_KIND_COUNT || !xo__cl_ops[kind].run) return 0;
+    if (xo__cl_ops[kind].blas) return 1; /* the alpha == 0 cases need our kernels: they fail over if not built */
+    return xo__cl_kernels_ready(st, d, kind, dtype) ? 1 : -1; /* -1: the build failed */
 }
 
 static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
 {
     xo__cl_state *st = state;
-    xo__cl_device *d = &st->dev[dev];
-    switch (op->kind) {
-    case XO_OP_GEMM:
-    case XO_OP_GEMV:
-    case XO_OP_AXPY:
-    case XO_OP_SCAL:
-    case XO_OP_DOT:
-    case XO_OP_GER:
-        if (!xo__cl_blas_on_kernels(op)) return xo__cl_run_blas(st, d, op, token);
-        return xo__cl_run_kernel(st, d, op, token);
-    case XO_OP_GEMM_BIAS_ACT:
-        return xo__cl_run_gemm_bias_act(st, d, op, token);
-    default:
-        return xo__cl_run_kernel(st, d, op, token);
-    }
+    return xo__cl_ops[op->kind].run(st, &st->dev[dev], op, token);
 }
 
 static xo_status vt_finish(void *state, int dev)
