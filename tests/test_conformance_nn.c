@@ -499,8 +499,7 @@ static void CAT(gba_case_, XOT_P)(xo_layout lay, xo_transpose ta, xo_transpose t
              lay == XO_ROW_MAJOR ? "row" : "col", ta, tb, m, n, k, (double)beta, with_bias, act);
     xot_assert_ok(XO(gemm_bias_act)(g_ctx, lay, ta, tb, m, n, k, (T)1, a, aoff, lda, b, boff, ldb, beta, c, coff,
                                     ldc, with_bias ? bias : NULL, biasoff, act));
-    if (k > 0)
-        check_decision(XOT_PS, "gemm_bias_act");
+    check_decision(XOT_PS, "gemm_bias_act"); /* k == 0 too: a forced device runs it (issue 20 B3) */
     /* beta == 0 never reads C: the reference starts from zeros where C holds NaN */
     for (size_t i = 0; beta == 0 && i < m; i++)
         for (size_t j = 0; j < n; j++) hc[coff + (lay == XO_ROW_MAJOR ? i * ldc + j : i + j * ldc)] = 0;
@@ -551,6 +550,7 @@ static void TEST(gemm_bias_act)(void **state)
     /* k == 0: C = act(beta C + bias) */
     CAT(gba_case_, XOT_P)(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 5, 4, 0, (T)0.5, 1, XO_TANH, seed += 4);
     CAT(gba_case_, XOT_P)(XO_COL_MAJOR, XO_NO_TRANS, XO_TRANS, 5, 4, 0, (T)0, 1, XO_SQRT, seed += 4);
+    CAT(gba_case_, XOT_P)(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 4, 4, 0, (T)-0.5, 1, XO_TANH, seed += 4);
 }
 
 /* The unary ops added in 0.3, on inputs inside their domains, out of place and in place. */

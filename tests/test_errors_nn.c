@@ -158,3 +158,34 @@ static void TEST(gemm_bias_act)(void **state)
     INVALID(FN(gemm_bias_act), "act", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, NULL, 0, XO_RELU_GRAD));
 }
 #undef GBA
+
+/* softmax_xent (0.4): rows 2, cols 4; labels int32 (their offset counts int32s). */
+static void TEST(softmax_xent)(void **state)
+{
+    (void)state;
+#define SX(ctx, x, xo, ldx, lab, lo, loss, lso, g, go, ldg) \
+    XO(softmax_xent)(ctx, 2, 4, x, xo, ldx, lab, lo, (T)0.5, loss, lso, g, go, ldg)
+    const size_t LABELS = NBYTES / sizeof(int32_t);
+    INVALID(FN(softmax_xent), "ctx", SX(NULL, X, 0, 4, Y, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "x", SX(g_ctx, NULL, 0, 4, Y, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "labels", SX(g_ctx, X, 0, 4, NULL, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "labels", SX(g_ctx, X, 0, 4, F, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "loss", SX(g_ctx, X, 0, 4, Y, 0, NULL, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "grad", SX(g_ctx, X, 0, 4, Y, 0, O, 0, F, 0, 4));
+    INVALID(FN(softmax_xent), "ldx", SX(g_ctx, X, 0, 3, Y, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "ldg", SX(g_ctx, X, 0, 4, Y, 0, O, 0, C, 0, 3));
+    INVALID(FN(softmax_xent), "x|x_off", SX(g_ctx, X, E - 7, 4, Y, 0, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "labels|labels_off", SX(g_ctx, X, 0, 4, Y, LABELS - 1, O, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "loss|loss_off", SX(g_ctx, X, 0, 4, Y, 0, O, E - 1, C, 0, 4));
+    INVALID(FN(softmax_xent), "grad|grad_off", SX(g_ctx, X, 0, 4, Y, 0, O, 0, C, HUGE_SZ, 4));
+    INVALID(FN(softmax_xent), "loss|x", SX(g_ctx, X, 0, 4, Y, 0, X, 3, C, 0, 4));
+    INVALID(FN(softmax_xent), "loss|labels", SX(g_ctx, X, 0, 4, Y, 1, Y, 0, C, 0, 4));
+    INVALID(FN(softmax_xent), "grad|x", SX(g_ctx, X, 0, 4, Y, 0, O, 0, X, 1, 4));
+    INVALID(FN(softmax_xent), "grad|x", SX(g_ctx, X, 0, 4, Y, 0, O, 0, X, 0, 5)); /* same start, other ld */
+    INVALID(FN(softmax_xent), "grad|labels", SX(g_ctx, X, 0, 4, Y, 0, O, 0, Y, 0, 4));
+    INVALID(FN(softmax_xent), "grad|loss", SX(g_ctx, X, 0, 4, Y, 0, O, 0, O, 1, 4));
+    /* what the contract allows: grad exactly x, and no grad at all */
+    xot_assert_ok(SX(g_ctx, X, 0, 4, Y, 0, O, 0, X, 0, 4));
+    xot_assert_ok(SX(g_ctx, X, 0, 4, Y, 0, O, 0, NULL, 0, 0));
+#undef SX
+}
