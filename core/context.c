@@ -82,8 +82,10 @@ static xo_status create(xo_context **out, int private_)
     atomic_store(&ctx->forced, forced);
     /* Fault injection goes through the checks of the full path. */
     ctx->fast_dispatch = ctx->nfaults == 0;
-    if (ctx->dev[0].info.kind == XO_DEVICE_CPU)
-        ctx->host_blas = xo__cpu_host_blas();
+    /* The host device's CBLAS-style entries for the fast paths, if its plugin has them. */
+    const xo_plugin *host_pl = ctx->dev[0].plugin;
+    if (ctx->dev[0].info.kind == XO_DEVICE_CPU && host_pl->get_proc_address)
+        ctx->host_blas = host_pl->get_proc_address("xo_host_blas");
     xo__clear_error();
     *out = ctx;
     return XO_OK;

@@ -4,7 +4,6 @@
 
 #include <crossover.h>
 #include <crossover/plugin.h>
-#include "xo_host_blas.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

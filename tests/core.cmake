@@ -95,3 +95,6 @@ xo_add_test(test_device SOURCES test_device.c LIBS xo_mock xo_testutil crossover
 xo_add_test(test_explore SOURCES test_explore.c express_count.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)
+# Every registered plugin asked about every op kind and sub-op; the null plugin skeleton.
+xo_add_test(test_plugins SOURCES test_plugins.c LIBS xo_testutil crossover_internal crossover_null m
+            ENV XO_CALIBRATE=off)

@@ -1,4 +1,4 @@
-/* A host BLAS table (core/xo_host_blas.h) that counts its calls and forwards them to a
+/* A host BLAS table (the "xo_host_blas" extra of crossover/plugin.h) that counts its calls and forwards them to a
  * context's own: installed in place of ctx->host_blas, it shows which calls took the
  * express path (test_fastpath, test_express). */
 #ifndef XO_EXPRESS_COUNT_H

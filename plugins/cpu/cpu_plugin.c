@@ -1,7 +1,6 @@
 /* The CPU plugin: device 0, the host. Operands are host memory; ops run on the
  * calling thread (OpenBLAS, or our loops on a small pool). */
 #include "cpu_internal.h"
-#include "xo_host_blas.h" /* the core's express path calls these directly */
 
 #include <cblas.h>
 #include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
@@ -222,6 +221,12 @@ static const xo_host_blas cpu_host_blas = {
     .daxpy = host_daxpy,
 };
 
+/* The extras of this plugin: its host BLAS entries, for the core's fast path. */
+static const void *cpu_get_proc_address(const char *name)
+{
+    return strcmp(name, "xo_host_blas") == 0 ? &cpu_host_blas : NULL;
+}
+
 static const xo_plugin cpu_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "cpu",
@@ -236,9 +241,9 @@ static const xo_plugin cpu_plugin = {
     .run = cpu_run,
     .finish = cpu_finish,
     .drain_timings = NULL,
+    .get_proc_address = cpu_get_proc_address,
 };
 
-const xo_host_blas *xo__cpu_host_blas(void) { return &cpu_host_blas; }
 
 const xo_plugin *xo_plugin_cpu(void);
 const xo_plugin *xo_plugin_cpu(void) { return &cpu_plugin; }
