@@ -13,8 +13,47 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 const xo_plugin *(*xo__test_plugin)(void) = NULL;
+
+/* ---- the registry's names -------------------------------------------------------- */
+
+int xo__word_index(const char *const *words, const char *s, size_t len)
+{
+    for (int i = 0; words[i]; i++)
+        if (strlen(words[i]) == len && strncasecmp(words[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Names always accepted, compiled in or not: a well-formed spec naming one that is absent
+ * here is XO_ERR_NO_DEVICE, not a malformed one. */
+static const char *const known_plugins[] = {"cpu", "opencl", "cuda"};
+#define NKNOWN ((int)(sizeof known_plugins / sizeof known_plugins[0]))
+
+static void add_name(const char **out, int *n, const char *name)
+{
+    if (!name || *n >= XO_MAX_PLUGIN_NAMES || xo__word_index(out, name, strlen(name)) >= 0)
+        return;
+    out[(*n)++] = name;
+    out[*n] = NULL;
+}
+
+int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1])
+{
+    int n = 0;
+    out[0] = NULL;
+    for (int i = 0; i < NKNOWN; i++)
+        add_name(out, &n, known_plugins[i]);
+    for (int r = 0; xo__plugin_registry[r]; r++) {
+        const xo_plugin *pl = xo__plugin_registry[r]();
+        add_name(out, &n, pl ? pl->name : NULL);
+    }
+    const xo_plugin *extra = xo__test_plugin ? xo__test_plugin() : NULL;
+    add_name(out, &n, extra ? extra->name : NULL);
+    return n;
+}
 
 /* ---- fault injection (XO_FAULTS) -------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 #define XO_DISPATCH_H
 
 #include "xo_internal.h"
+#include "xo_op.h"
 #include "xo_record.h"
 
 #define XO_CACHE_WAYS 4

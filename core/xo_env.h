@@ -1,4 +1,4 @@
-/* Environment parsing and device specs (env.c, spec.c). */
+/* Environment parsing (env.c) and device specs (context.c). */
 #ifndef XO_ENV_H
 #define XO_ENV_H
 #include "xo_internal.h"
@@ -17,13 +17,6 @@ typedef struct xo__env {
     int device_set;
 } xo__env;
 
-/* The plugin names specs, XO_PLUGINS and XO_FAULTS accept, NULL-terminated: cpu, opencl,
- * cuda (valid whether compiled in or not), then any other name of the registry and of
- * xo__test_plugin. Returns how many. */
-#define XO_MAX_PLUGIN_NAMES 16
-int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1]);
-/* Index of the word equal (case-insensitively) to [s, s+len), or -1. */
-int xo__word_index(const char *const *words, const char *s, size_t len);
 /* Read and validate every XO_* variable; the failure names the variable. */
 xo_status xo__env_read(xo__env *env);
 /* Resolve a device spec; `fn` names the caller in messages. "auto" gives -1 when

@@ -275,6 +275,13 @@ struct xo_context {
 };
 /* ---- the device layer (device.c): the plugins and every call into them ------------ */
 
+/* The plugin names specs, XO_PLUGINS and XO_FAULTS accept, NULL-terminated: cpu, opencl,
+ * cuda (valid whether compiled in or not), then any other name of the registry and of
+ * xo__test_plugin. Returns how many. */
+#define XO_MAX_PLUGIN_NAMES 16
+int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1]);
+/* Index of the word equal (case-insensitively) to [s, s+len), or -1. */
+int xo__word_index(const char *const *words, const char *s, size_t len);
 /* Load the registry's plugins allowed by XO_PLUGINS (bit i: name i of xo__plugin_names;
  * the CPU always), then xo__test_plugin's, and add their devices to ctx. */
 void xo__devices_open(xo_context *ctx, unsigned plugin_mask);

@@ -4,21 +4,9 @@
 #ifndef XO_OPS_H
 #define XO_OPS_H
 #include "xo_internal.h"
+#include "xo_op.h"
+#include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
 
-typedef struct xo__op {
-    const char *fn;   /* public name for messages: "xo_sgemm" */
-    xo_context *ctx;
-    size_t esize;     /* bytes per element */
-    xo_op_desc desc;  /* operands' offsets in desc.arg[i].off */
-    xo_buffer *buf[XO_MAX_ARGS];
-    size_t lo[XO_MAX_ARGS], hi[XO_MAX_ARGS]; /* bytes touched: [lo, hi) */
-    unsigned reads;   /* bit i: operand i is read (for outputs: prior contents needed) */
-    unsigned writes;  /* bit i: operand i is written */
-    unsigned dense;   /* bit i: operand i's elements fill [lo, hi) without gaps */
-    unsigned need;    /* bit i: operand i must be current where the op runs */
-    int cpu_only;     /* degenerate case the contract defines (k = 0, n = 0): run on device 0 */
-    int stat_slot;    /* set by dispatch: the thread's xo__stat_slot, or -1 */
-} xo__op;
 
 #define XO_COLD __attribute__((cold, noinline))
 XO_COLD xo_status xo__fail_null(const char *fn, const char *name);
@@ -301,8 +289,6 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
     d->beta = beta;
     d->narg = 3;
 }
-
-#include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
 
 /* y[i] = f(x[i]) over n contiguous elements, y may be x exactly (unary: f = subop;
  * binary_scalar: f = x subop alpha): checks, description, dispatch. The operands are

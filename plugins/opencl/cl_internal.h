@@ -153,9 +153,16 @@ static inline int xo__cl_blas_on_kernels(const xo_op_desc *op)
 {
     return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
 }
-/* 1 if the program that runs `kind` in `dtype` is built (building it now if never tried). */
-int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype);
-xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+/* 1 if program `prog` is built in `dtype` (building it now if never tried). */
+int xo__cl_program_ready(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id prog, xo_dtype dtype);
+/* Enqueue one op's kernels, the first and last events in *first and *last (*first may
+ * stay NULL: one command); d->lock held, the program built. */
+typedef cl_int (*xo__cl_launch_fn)(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                                   const char **call);
+/* Run an op on our kernels: `launch` under the device lock, its program `prog` built
+ * first (the op table says which, cl_ops.c). */
+xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                            xo__cl_launch_fn launch, xo__cl_prog_id prog);
 void xo__cl_kernels_release(xo__cl_device *d);
 
 /* One kernel argument: clSetKernelArg's size and value (NULL value: local memory). */
@@ -187,13 +194,10 @@ cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
                                size_t inner, cl_event *ev, const char **call);
 
 /* ---- cl_ops.c: the op table --------------------------------------------------- */
-/* Enqueue one op's kernels, the first and last events in *first and *last (*first may
- * stay NULL: one command); d->lock held, the program built. */
-typedef cl_int (*xo__cl_launch_fn)(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
-                                   const char **call);
-typedef xo_status (*xo__cl_run_fn)(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
-/* One row per op kind: how it runs, the launch of its kernels (run by
- * xo__cl_run_kernel) and the program they are in. `blas`: CLBlast runs it, our kernels
+typedef xo_status (*xo__cl_run_fn)(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                                   xo__cl_launch_fn launch, xo__cl_prog_id prog);
+/* One row per op kind: how it runs (given the row's launch and program), the launch of
+ * its kernels and the program they are in. `blas`: CLBlast runs it, our kernels
  * only in the cases xo__cl_blas_on_kernels names, so it is supported before they are
  * built. A kind without a row (run NULL) does not run here. */
 typedef struct xo__cl_op_row {
@@ -203,6 +207,9 @@ typedef struct xo__cl_op_row {
     int blas;
 } xo__cl_op_row;
 extern const xo__cl_op_row xo__cl_ops[XO_OP_KIND_COUNT];
+/* supports and run of the plugin, from the table. */
+int xo__cl_op_supports(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op);
+xo_status xo__cl_op_run(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 
 /* The launches (cl_nn.c, cl_kernels.c). */
 cl_int xo__cl_launch_scale(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
@@ -224,10 +231,10 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
                                   const char **call);
 cl_int xo__cl_launch_reduce_axis(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
                                  const char **call);
-/* gemm, gemv and scal: CLBlast, or our xo_scale kernel where xo__cl_blas_on_kernels. */
-xo_status xo__cl_run_blas_op(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
-/* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C. */
-xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
+/* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C (our
+ * kernel in program `prog`, `launch` unused). */
+xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                                   xo__cl_launch_fn launch, xo__cl_prog_id prog);
 
 /* ---- cl_cache.c ------------------------------------------------------------------- */
 uint64_t xo__cl_fnv1a(const void *data, size_t n, uint64_t h);

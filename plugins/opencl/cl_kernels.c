@@ -211,10 +211,10 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
     return 1;
 }
 
-int xo__cl_kernels_ready(xo__cl_state *st, xo__cl_device *d, xo_op_kind kind, xo_dtype dtype)
+int xo__cl_program_ready(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id prog, xo_dtype dtype)
 {
-    int pid = (unsigned)kind < XO_OP_KIND_COUNT ? (int)xo__cl_ops[kind].prog : -1;
-    if (pid < 0 || (dtype != XO_F32 && dtype != XO_F64)) return 0;
+    int pid = (int)prog;
+    if (pid < 0 || pid >= XO_CL_PROG_COUNT || (dtype != XO_F32 && dtype != XO_F64)) return 0;
     if (dtype == XO_F64 && !d->info.fp64) return 0;
     pthread_mutex_lock(&d->build_lock);
     if (d->prog_state[pid][dtype] == 0)
@@ -290,18 +290,17 @@ cl_int xo__cl_launch_2d_locked(xo__cl_device *d, cl_kernel k, const xo__cl_arg *
     return xo__cl_launch_locked(d, k, args, nargs, 2, global, local, ev, call);
 }
 
-/* An op on our kernels: its row's launch under the device lock, timed from the first
- * event to the last. */
-xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+/* An op on our kernels: `launch` under the device lock, timed from the first event to
+ * the last; its kernels are in program `prog`. */
+xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                            xo__cl_launch_fn launch, xo__cl_prog_id prog)
 {
     const xo_plugin_host *h = st->host;
-    const xo__cl_op_row *row = &xo__cl_ops[op->kind];
-    xo__cl_launch_fn launch = xo_op_scales_only(op) ? xo__cl_launch_scale : row->launch;
-    if (!launch || row->prog == XO_CL_PROG_NONE)
+    if (!launch || prog == XO_CL_PROG_NONE)
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: op kind %d has no kernel", (int)op->kind);
-    if (!xo__cl_kernels_ready(st, d, op->kind, op->dtype))
+    if (!xo__cl_program_ready(st, d, prog, op->dtype))
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s: program '%s' (%s) is not available",
-                            d->info.name, program_sources[row->prog], dtype_names[op->dtype == XO_F64]);
+                            d->info.name, program_sources[prog], dtype_names[op->dtype == XO_F64]);
     cl_event first = NULL, last = NULL;
     const char *call = "clEnqueueNDRangeKernel";
     pthread_mutex_lock(&d->lock);

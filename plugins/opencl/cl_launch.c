@@ -279,15 +279,17 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
     return xo__cl_launch_locked(d, k, args, 15, 1, &global, &lsz, ev, call);
 }
 
-xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                                   xo__cl_launch_fn launch, xo__cl_prog_id prog)
 {
+    (void)launch;
     const xo_plugin_host *h = st->host;
     const int dbl = op->dtype == XO_F64;
     const int product = op->alpha != 0.0; /* alpha == 0: A and B are not read */
     const xo_operand *a = op->arg;
     if (dbl && !d->info.fp64)
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s has no double precision", d->info.name);
-    if (!xo__cl_kernels_ready(st, d, op->kind, op->dtype))
+    if (!xo__cl_program_ready(st, d, prog, op->dtype))
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s: program 'elementwise' (%s) is not available",
                             d->info.name, dbl ? "double" : "float");
     cl_command_queue q = d->queue;

@@ -4,10 +4,13 @@
  * kernel. */
 #include "cl_internal.h"
 
+static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                          xo__cl_launch_fn launch, xo__cl_prog_id prog);
+
 #define KERNEL(launch_, prog_) {xo__cl_run_kernel, xo__cl_launch_##launch_, XO_CL_PROG_##prog_, 0}
 /* CLBlast, with our xo_scale kernel for alpha == 0 (xo_op_scales_only). */
-#define BLAS_OR_SCALE {xo__cl_run_blas_op, xo__cl_launch_scale, XO_CL_PROG_ELEMENTWISE, 1}
-#define BLAS_ONLY {xo__cl_run_blas_op, NULL, XO_CL_PROG_NONE, 1}
+#define BLAS_OR_SCALE {run_blas, xo__cl_launch_scale, XO_CL_PROG_ELEMENTWISE, 1}
+#define BLAS_ONLY {run_blas, NULL, XO_CL_PROG_NONE, 1}
 
 const xo__cl_op_row xo__cl_ops[] = {
     [XO_OP_GEMM] = BLAS_OR_SCALE,
@@ -33,8 +36,26 @@ const xo__cl_op_row xo__cl_ops[] = {
 };
 _Static_assert(sizeof xo__cl_ops / sizeof *xo__cl_ops == XO_OP_KIND_COUNT, "an OpenCL row for every op kind");
 
-/* gemm, gemv, scal, axpy, dot, ger. */
-xo_status xo__cl_run_blas_op(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+int xo__cl_op_supports(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op)
 {
-    return xo__cl_blas_on_kernels(op) ? xo__cl_run_kernel(st, d, op, token) : xo__cl_run_blas(st, d, op, token);
+    if ((unsigned)op->kind >= XO_OP_KIND_COUNT || !xo__cl_ops[op->kind].run) return 0;
+    const xo__cl_op_row *row = &xo__cl_ops[op->kind];
+    if (row->blas) return 1; /* the alpha == 0 cases need our kernels: they fail over if not built */
+    return xo__cl_program_ready(st, d, row->prog, op->dtype) ? 1 : -1; /* -1: the build failed */
+}
+
+xo_status xo__cl_op_run(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
+{
+    const xo__cl_op_row *row = &xo__cl_ops[op->kind];
+    /* gemm, gemv and scal with alpha == 0 only scale their output: our xo_scale kernel */
+    if (xo_op_scales_only(op)) return xo__cl_run_kernel(st, d, op, token, xo__cl_launch_scale, XO_CL_PROG_ELEMENTWISE);
+    return row->run(st, d, op, token, row->launch, row->prog);
+}
+
+/* CLBlast alone, or our kernels where xo__cl_blas_on_kernels says (nrm2 has its own row). */
+static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
+                          xo__cl_launch_fn launch, xo__cl_prog_id prog)
+{
+    (void)launch, (void)prog;
+    return xo__cl_run_blas(st, d, op, token);
 }

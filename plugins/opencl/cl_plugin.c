@@ -229,22 +229,19 @@ static xo_status vt_device_info(void *state, int dev, xo_device_info *out)
 
 static int vt_supports(void *state, int dev, const xo_op_desc *op)
 {
-    const xo_op_kind kind = op->kind;
     const xo_dtype dtype = op->dtype;
     xo__cl_state *st = state;
     if (!st || dev < 0 || dev >= st->ndev) return 0;
     xo__cl_device *d = &st->dev[dev];
     if (dtype != XO_F32 && dtype != XO_F64) return 0;
     if (dtype == XO_F64 && !d->info.fp64) return 0;
-    if ((unsigned)kind >= XO_OP_KIND_COUNT || !xo__cl_ops[kind].run) return 0;
-    if (xo__cl_ops[kind].blas) return 1; /* the alpha == 0 cases need our kernels: they fail over if not built */
-    return xo__cl_kernels_ready(st, d, kind, dtype) ? 1 : -1; /* -1: the build failed */
+    return xo__cl_op_supports(st, d, op);
 }
 
 static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
 {
     xo__cl_state *st = state;
-    return xo__cl_ops[op->kind].run(st, &st->dev[dev], op, token);
+    return xo__cl_op_run(st, &st->dev[dev], op, token);
 }
 
 static xo_status vt_finish(void *state, int dev)
