@@ -167,12 +167,6 @@ static void log_decision(const xo_context *ctx, const char *fn, const xo_decisio
     xo__log(XO_LOG_DECISIONS, "%s", line);
 }
 
-/* ---- the decision cache --------------------------------------------------------------
- * The same op shape with the same residency gets the same decision until the online
- * correction moves, so each thread keeps recent decisions: a hit skips the model. An
- * entry is re-evaluated (and its timing fed to the correction) on its first
- * XO_LEARN_CALLS uses and then on every XO_REFRESH-th, so corrections still take effect. */
-
 /* ---- queues: what each asynchronous device has still to do (predicted) ---------------- */
 
 /* Each device's wait until its queued work is done, in us; 1 if any is busy. */

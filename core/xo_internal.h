@@ -264,7 +264,7 @@ struct xo_context {
     xo__summary *summary;          /* XO_LOG=summary, else NULL */
     pthread_mutex_t profile_lock;  /* dev[].profile and the figures of dev[].info: background
                                       calibration replaces them while ops run */
-    struct xo__background *background; /* calibration of provisional profiles (calibrate.c) */
+    struct xo__background *background; /* calibration of provisional profiles (background.c) */
     _Atomic int *calib_cancel;     /* in a background calibration's private context: stop */
     struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;

@@ -93,7 +93,7 @@ static inline int xo__unary_is_activation(xo_unary_op u)
 /* ---- the operand rules, one copy, quiet ---------------------------------------------
  * Each rule returns XO_RULE_OK or the first rule the operand breaks, in the order the
  * messages report them, and writes nothing but its out-parameters: the full checks below
- * turn a broken rule into its message (validate.c), the express path in ops.c just
+ * turn a broken rule into its message (validate.c), the express path in ops_blas.c just
  * leaves for the full path. */
 typedef enum xo__rule {
     XO_RULE_OK = 0,

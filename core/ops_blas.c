@@ -1,5 +1,7 @@
-/* The public ops: each validates every argument, describes itself, and dispatches.
- * The s and d entry points share one implementation per op, with dtype as data. */
+/* The public BLAS ops: gemm, gemv, axpy (each with its express path), scal, dot, nrm2,
+ * copy, fill, axpby, ger. Each validates every argument (xo_ops.h's rules), describes
+ * itself as XO_OP_MAP's row says (crossover/plugin.h) and dispatches; the s and d entry
+ * points share one implementation per op, with dtype as data. */
 #include "xo_ops.h"
 
 #define RET(expr) XO_RETURN_IF_ERROR(expr)
@@ -7,8 +9,6 @@
  * operand count and read/write masks set just before dispatch are literals, so the inline
  * dispatch in xo_dispatch.h unrolls its operand loops). */
 #define XO_INLINE inline __attribute__((always_inline))
-
-/* ---- each op's description for the plugins (both paths fill it the same way) -------- */
 
 static XO_INLINE void gemv_desc(xo_op_desc *d, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha,
                                 size_t lda, size_t incx, double beta, size_t incy)
@@ -216,83 +216,149 @@ static XO_INLINE xo_status dot_nrm2(const char *fn, xo_dtype dt, xo_op_kind kind
     return xo__dispatch(&op);
 }
 
-static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, xo_unary_op uop, size_t n, xo_buffer *x,
-                                 size_t x_off, xo_buffer *y, size_t y_off)
-{
-    static const char *const names[4] = {"x", "x_off", "y", "y_off"};
-    return xo__elementwise(fn, dt, ctx, XO_OP_UNARY, (int)uop, 0, XO_UNARY_OP_COUNT - 1, n, names, x, x_off, y, y_off, 0);
-}
-
-static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
-                        size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
+/* y = x; y exactly x (same buffer, offset and increment) changes nothing. */
+static XO_INLINE xo_status copy(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, xo_buffer *x, size_t x_off,
+                                size_t incx, xo_buffer *y, size_t y_off, size_t incy)
 {
     xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_BINARY, dt);
+    xo__op_begin(&op, fn, ctx, XO_OP_COPY, dt);
     RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)bop, 0, XO_BINARY_OP_COUNT - 1));
-    RET(xo__check_vector(&op, 0, "a", "a_off", NULL, a, a_off, n, 1));
-    RET(xo__check_vector(&op, 1, "b", "b_off", NULL, b, b_off, n, 1));
-    RET(xo__check_vector(&op, 2, "c", "c_off", NULL, c, c_off, n, 1));
-    RET(xo__check_overlap(&op, 2, "c", 0, "a", 1));
-    RET(xo__check_overlap(&op, 2, "c", 1, "b", 1));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
+    /* The only overlap allowed is the same span, which for n > 1 means the same increment. */
+    RET(xo__check_overlap(&op, 1, "y", 0, "x", 1));
+    if (n == 0 || (x == y && x_off == y_off))
+        return XO_OK;
+    op.desc.n = n;
+    op.desc.inc[0] = xo__tidy_inc(n, incx);
+    op.desc.inc[1] = xo__tidy_inc(n, incy);
+    op.reads = 1u;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
+    return xo__dispatch(&op);
+}
+
+/* x[i*incx] = value; x is never read (NaN or Inf in it cannot survive). */
+static XO_INLINE xo_status fill(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double value, xo_buffer *x,
+                                size_t x_off, size_t incx)
+{
+    return xo__vector_in_place(fn, dt, ctx, XO_OP_FILL, n, value, x, x_off, incx, 0);
+}
+
+/* y = alpha x + beta y; y is not read when beta == 0. */
+static XO_INLINE xo_status axpby(const char *fn, xo_dtype dt, xo_context *ctx, size_t n, double alpha, xo_buffer *x,
+                                 size_t x_off, size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_AXPBY, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, n, incx));
+    RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
+    RET(xo__check_overlap(&op, 1, "y", 0, "x", 0));
     if (n == 0)
         return XO_OK;
-    op.desc.subop = (int)bop;
     op.desc.n = n;
-    op.reads = 3u;
+    op.desc.inc[0] = xo__tidy_inc(n, incx);
+    op.desc.inc[1] = xo__tidy_inc(n, incy);
+    op.desc.alpha = alpha;
+    op.desc.beta = beta;
+    op.reads = 1u | (unsigned)(beta != 0.0) << 1;
+    op.writes = 1u << 1;
+    op.desc.narg = 2;
+    return xo__dispatch(&op);
+}
+
+/* A += alpha x y^T, A m x n in `layout`. As in BLAS, alpha == 0 leaves A untouched. */
+static XO_INLINE xo_status ger(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, size_t m, size_t n,
+                               double alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                               size_t incy, xo_buffer *a, size_t a_off, size_t lda)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_GER, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_layout(&op, layout));
+    RET(xo__check_vector(&op, 0, "x", "x_off", "incx", x, x_off, m, incx));
+    RET(xo__check_vector(&op, 1, "y", "y_off", "incy", y, y_off, n, incy));
+    RET(xo__check_matrix(&op, 2, "a", "a_off", "lda", "m", "n", 0, a, a_off, layout, m, n, lda));
+    RET(xo__check_overlap(&op, 2, "a", 0, "x", 0));
+    RET(xo__check_overlap(&op, 2, "a", 1, "y", 0));
+    if (m == 0 || n == 0 || alpha == 0.0)
+        return XO_OK;
+    op.desc.layout = layout;
+    op.desc.m = m;
+    op.desc.n = n;
+    op.desc.inc[0] = xo__tidy_inc(m, incx);
+    op.desc.inc[1] = xo__tidy_inc(n, incy);
+    op.desc.ld[2] = xo__tidy_ld(layout, m, n, lda);
+    op.desc.alpha = alpha;
+    op.reads = 7u;
     op.writes = 1u << 2;
     op.desc.narg = 3;
     return xo__dispatch(&op);
 }
 
-static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
-                      size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
-{
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_BIAS, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_matrix(&op, 0, "a", "a_off", "lda", "rows", "cols", 0, a, a_off, XO_ROW_MAJOR, rows, cols, lda));
-    RET(xo__check_vector(&op, 1, "bias", "bias_off", NULL, bv, bias_off, cols, 1));
-    RET(xo__check_overlap(&op, 0, "a", 1, "bias", 0));
-    if (rows == 0 || cols == 0)
-        return XO_OK;
-    op.desc.m = rows;
-    op.desc.n = cols;
-    op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
-    op.reads = 3u;
-    op.writes = 1u;
-    op.desc.narg = 2;
-    return xo__dispatch(&op);
-}
-
-static XO_INLINE xo_status reduce(const char *fn, xo_dtype dt, xo_context *ctx, xo_reduce_op rop, size_t n, xo_buffer *x,
-                        size_t x_off, xo_buffer *out, size_t out_off)
-{
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_REDUCE, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_enum(&op, "op", (int)rop, XO_SUM, XO_MAX_ELEMENT));
-    RET(xo__check_vector(&op, 0, "x", "x_off", NULL, x, x_off, n, 1));
-    RET(xo__check_vector(&op, 1, "out", "out_off", NULL, out, out_off, 1, 1));
-    RET(xo__check_overlap(&op, 1, "out", 0, "x", 0));
-    if (n == 0 && rop == XO_MAX_ELEMENT)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: n = 0: XO_MAX_ELEMENT of no elements is undefined", fn);
-    op.desc.subop = (int)rop;
-    op.desc.n = n;
-    op.reads = 1u;
-    op.writes = 1u << 1;
-    op.desc.narg = 2;
-    op.cpu_only = n == 0;
-    return xo__dispatch(&op);
-}
-
 /* ---- the public entry points ------------------------------------------------------ */
 
+xo_status xo_saxpby(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx, float beta,
+                    xo_buffer *y, size_t y_off, size_t incy)
+{
+    return axpby("xo_saxpby", XO_F32, ctx, n, alpha, x, x_off, incx, beta, y, y_off, incy);
+}
+xo_status xo_daxpby(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx, double beta,
+                    xo_buffer *y, size_t y_off, size_t incy)
+{
+    return axpby("xo_daxpby", XO_F64, ctx, n, alpha, x, x_off, incx, beta, y, y_off, incy);
+}
+xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return axpy("xo_saxpy", XO_F32, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
+                   size_t y_off, size_t incy)
+{
+    return axpy("xo_daxpy", XO_F64, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_scopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                   size_t incy)
+{
+    return copy("xo_scopy", XO_F32, ctx, n, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_dcopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                   size_t incy)
+{
+    return copy("xo_dcopy", XO_F64, ctx, n, x, x_off, incx, y, y_off, incy);
+}
+xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                  size_t incy, xo_buffer *out, size_t out_off)
+{
+    return dot_nrm2("xo_sdot", XO_F32, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
+}
+xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
+                  size_t incy, xo_buffer *out, size_t out_off)
+{
+    return dot_nrm2("xo_ddot", XO_F64, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
+}
+xo_status xo_sfill(xo_context *ctx, size_t n, float value, xo_buffer *x, size_t x_off, size_t incx)
+{
+    return fill("xo_sfill", XO_F32, ctx, n, value, x, x_off, incx);
+}
+xo_status xo_dfill(xo_context *ctx, size_t n, double value, xo_buffer *x, size_t x_off, size_t incx)
+{
+    return fill("xo_dfill", XO_F64, ctx, n, value, x, x_off, incx);
+}
 xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
                    size_t k, float alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b, size_t b_off,
                    size_t ldb, float beta, xo_buffer *c, size_t c_off, size_t ldc)
 {
     return gemm("xo_sgemm", XO_F32, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
+                ldc);
+}
+xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                   size_t k, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b, size_t b_off,
+                   size_t ldb, double beta, xo_buffer *c, size_t c_off, size_t ldc)
+{
+    return gemm("xo_dgemm", XO_F64, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
                 ldc);
 }
 xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, float alpha, xo_buffer *a,
@@ -301,95 +367,37 @@ xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m,
 {
     return gemv("xo_sgemv", XO_F32, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y, y_off, incy);
 }
-xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
-                   size_t y_off, size_t incy)
-{
-    return axpy("xo_saxpy", XO_F32, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
-}
-xo_status xo_sscal(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx)
-{
-    return scal("xo_sscal", XO_F32, ctx, n, alpha, x, x_off, incx);
-}
-xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
-                  size_t incy, xo_buffer *out, size_t out_off)
-{
-    return dot_nrm2("xo_sdot", XO_F32, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
-}
-xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,
-                   size_t out_off)
-{
-    return dot_nrm2("xo_snrm2", XO_F32, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);
-}
-xo_status xo_sunary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,
-                    size_t y_off)
-{
-    return unary("xo_sunary", XO_F32, ctx, op, n, x, x_off, y, y_off);
-}
-xo_status xo_sbinary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off, xo_buffer *b,
-                     size_t b_off, xo_buffer *c, size_t c_off)
-{
-    return binary("xo_sbinary", XO_F32, ctx, op, n, a, a_off, b, b_off, c, c_off);
-}
-xo_status xo_sbias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *bias_, size_t bias_off)
-{
-    return bias("xo_sbias", XO_F32, ctx, rows, cols, a, a_off, lda, bias_, bias_off);
-}
-xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *out,
-                     size_t out_off)
-{
-    return reduce("xo_sreduce", XO_F32, ctx, op, n, x, x_off, out, out_off);
-}
-
-xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
-                   size_t k, double alpha, xo_buffer *a, size_t a_off, size_t lda, xo_buffer *b, size_t b_off,
-                   size_t ldb, double beta, xo_buffer *c, size_t c_off, size_t ldc)
-{
-    return gemm("xo_dgemm", XO_F64, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
-                ldc);
-}
 xo_status xo_dgemv(xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha, xo_buffer *a,
                    size_t a_off, size_t lda, xo_buffer *x, size_t x_off, size_t incx, double beta, xo_buffer *y,
                    size_t y_off, size_t incy)
 {
     return gemv("xo_dgemv", XO_F64, ctx, layout, ta, m, n, alpha, a, a_off, lda, x, x_off, incx, beta, y, y_off, incy);
 }
-xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y,
-                   size_t y_off, size_t incy)
+xo_status xo_sger(xo_context *ctx, xo_layout layout, size_t m, size_t n, float alpha, xo_buffer *x, size_t x_off,
+                  size_t incx, xo_buffer *y, size_t y_off, size_t incy, xo_buffer *a, size_t a_off, size_t lda)
 {
-    return axpy("xo_daxpy", XO_F64, ctx, n, alpha, x, x_off, incx, y, y_off, incy);
+    return ger("xo_sger", XO_F32, ctx, layout, m, n, alpha, x, x_off, incx, y, y_off, incy, a, a_off, lda);
 }
-xo_status xo_dscal(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx)
+xo_status xo_dger(xo_context *ctx, xo_layout layout, size_t m, size_t n, double alpha, xo_buffer *x, size_t x_off,
+                  size_t incx, xo_buffer *y, size_t y_off, size_t incy, xo_buffer *a, size_t a_off, size_t lda)
 {
-    return scal("xo_dscal", XO_F64, ctx, n, alpha, x, x_off, incx);
+    return ger("xo_dger", XO_F64, ctx, layout, m, n, alpha, x, x_off, incx, y, y_off, incy, a, a_off, lda);
 }
-xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *y, size_t y_off,
-                  size_t incy, xo_buffer *out, size_t out_off)
+xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,
+                   size_t out_off)
 {
-    return dot_nrm2("xo_ddot", XO_F64, XO_OP_DOT, ctx, n, x, x_off, incx, y, y_off, incy, out, out_off);
+    return dot_nrm2("xo_snrm2", XO_F32, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);
 }
 xo_status xo_dnrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx, xo_buffer *out,
                    size_t out_off)
 {
     return dot_nrm2("xo_dnrm2", XO_F64, XO_OP_NRM2, ctx, n, x, x_off, incx, NULL, 0, 1, out, out_off);
 }
-xo_status xo_dunary(xo_context *ctx, xo_unary_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *y,
-                    size_t y_off)
+xo_status xo_sscal(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off, size_t incx)
 {
-    return unary("xo_dunary", XO_F64, ctx, op, n, x, x_off, y, y_off);
+    return scal("xo_sscal", XO_F32, ctx, n, alpha, x, x_off, incx);
 }
-xo_status xo_dbinary(xo_context *ctx, xo_binary_op op, size_t n, xo_buffer *a, size_t a_off, xo_buffer *b,
-                     size_t b_off, xo_buffer *c, size_t c_off)
+xo_status xo_dscal(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off, size_t incx)
 {
-    return binary("xo_dbinary", XO_F64, ctx, op, n, a, a_off, b, b_off, c, c_off);
-}
-xo_status xo_dbias(xo_context *ctx, size_t rows, size_t cols, xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *bias_, size_t bias_off)
-{
-    return bias("xo_dbias", XO_F64, ctx, rows, cols, a, a_off, lda, bias_, bias_off);
-}
-xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *out,
-                     size_t out_off)
-{
-    return reduce("xo_dreduce", XO_F64, ctx, op, n, x, x_off, out, out_off);
+    return scal("xo_dscal", XO_F64, ctx, n, alpha, x, x_off, incx);
 }
