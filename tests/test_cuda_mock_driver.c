@@ -43,6 +43,7 @@ static struct CUfunc_st g_funcs[] = {
     {"xo_binary_scalar_f32"}, {"xo_binary_scalar_f64"}, {"xo_scale_by_f32"}, {"xo_scale_by_f64"},
     {"xo_softmax_f32"}, {"xo_softmax_f64"}, {"xo_reduce_rows_f32"}, {"xo_reduce_rows_f64"},
     {"xo_reduce_cols_f32"}, {"xo_reduce_cols_f64"}, {"xo_epilogue_f32"}, {"xo_epilogue_f64"},
+    {"xo_softmax_xent_f32"}, {"xo_softmax_xent_f64"},
 };
 
 #define NEED_CTX() \
@@ -362,6 +363,27 @@ MOCK_KERNELS(double, f64, 0x1p-511, 0x1p486, 0x1p537, 0x1p-538)
                     for (u64 j = 0; j < cols; j++) s += (T)exp(xr[j] - m);                    \
                     for (u64 j = 0; j < cols; j++)                                            \
                         yr[j] = INT(6) == 1 ? (T)((xr[j] - m) - (T)log(s)) : (T)exp(xr[j] - m) / s; \
+                }                                                                             \
+        } else if (strcmp(kind, "softmax_xent") == 0) { /* g (p[4]) may be NULL or x */       \
+            const T *x = PTR(T, 0);                                                           \
+            const int32_t *labels = PTR(const int32_t, 2);                                    \
+            T *loss = PTR(T, 3), *g = PTR(T, 4), scale = SCALAR(T, 8);                        \
+            u64 ldx = U64(1), ldg = U64(5), rows = U64(6), cols = U64(7);                     \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 r = b; r < rows; r += gx) {                                          \
+                    const T *xr = x + r * ldx;                                                \
+                    T *gr = g ? g + r * ldg : NULL;                                           \
+                    int32_t c = labels[r];                                                    \
+                    if (c < 0 || (u64)c >= cols) {                                            \
+                        loss[r] = 0;                                                          \
+                        for (u64 j = 0; j < cols && gr; j++) gr[j] = 0;                       \
+                        continue;                                                             \
+                    }                                                                         \
+                    T xc = xr[c], m = row_fold_##S(0, xr, cols, xr[0]), s = 0;                \
+                    for (u64 j = 0; j < cols; j++) s += (T)exp(xr[j] - m);                    \
+                    loss[r] = (T)log(s) - (xc - m);                                           \
+                    for (u64 j = 0; j < cols && gr; j++)                                      \
+                        gr[j] = (T)exp(xr[j] - m) * (scale / s) - ((u64)c == j ? scale : 0);  \
                 }                                                                             \
         } else if (strcmp(kind, "reduce_rows") == 0) {                                        \
             const T *x = PTR(T, 0);                                                           \

@@ -21,6 +21,7 @@ const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2] = {
     [XO_CUDA_K_BINARY_SCALAR] = {"xo_binary_scalar_f32", "xo_binary_scalar_f64"},
     [XO_CUDA_K_SCALE_BY] = {"xo_scale_by_f32", "xo_scale_by_f64"},
     [XO_CUDA_K_SOFTMAX] = {"xo_softmax_f32", "xo_softmax_f64"},
+    [XO_CUDA_K_SOFTMAX_XENT] = {"xo_softmax_xent_f32", "xo_softmax_xent_f64"},
     [XO_CUDA_K_REDUCE_ROWS] = {"xo_reduce_rows_f32", "xo_reduce_rows_f64"},
     [XO_CUDA_K_REDUCE_COLS] = {"xo_reduce_cols_f32", "xo_reduce_cols_f64"},
     [XO_CUDA_K_EPILOGUE] = {"xo_epilogue_f32", "xo_epilogue_f64"},

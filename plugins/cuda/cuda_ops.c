@@ -298,6 +298,7 @@ unsigned xo__cuda_needs(xo_op_kind kind)
         [XO_OP_COPY] = K | NN, [XO_OP_FILL] = K | NN, [XO_OP_AXPBY] = K | NN, [XO_OP_GER] = B | NN,
         [XO_OP_BINARY_SCALAR] = K | NN, [XO_OP_SCALE_BY] = K | NN, [XO_OP_SOFTMAX] = K | NN,
         [XO_OP_REDUCE_AXIS] = K | NN, [XO_OP_GEMM_BIAS_ACT] = B | K | NN, /* cuBLAS gemm + epilogue kernel */
+        [XO_OP_SOFTMAX_XENT] = K | NN,
     };
     return (unsigned)kind < XO_OP_KIND_COUNT ? needs[kind] : 0u;
 }

@@ -120,6 +120,13 @@ xo_status xo__cuda_run_nn(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
         void *params[] = {&x, &ldx, &y, &ldy, &rows, &n, &subop};
         return xo__cuda_launch(st, d, XO_CUDA_K_SOFTMAX, f64, grid_cap(op->m), 1, params);
     }
+    case XO_OP_SOFTMAX_XENT: { /* labels are int32, their offset counts int32 elements */
+        CUdeviceptr x = XO_CUDA_DEVPTR(op, 0, es), labels = XO_CUDA_DEVPTR(op, 1, sizeof(int32_t)),
+                    loss = XO_CUDA_DEVPTR(op, 2, es), g = op->narg >= 4 ? XO_CUDA_DEVPTR(op, 3, es) : 0;
+        unsigned long long ldx = op->ld[0], ldg = op->ld[1], rows = op->m;
+        void *params[] = {&x, &ldx, &labels, &loss, &g, &ldg, &rows, &n, scalar(&s1, f64, op->alpha)};
+        return xo__cuda_launch(st, d, XO_CUDA_K_SOFTMAX_XENT, f64, grid_cap(op->m), 1, params);
+    }
     case XO_OP_REDUCE_AXIS: {
         CUdeviceptr x = XO_CUDA_DEVPTR(op, 0, es), out = XO_CUDA_DEVPTR(op, 1, es);
         unsigned long long ldx = op->ld[0], rows = op->m;

@@ -90,13 +90,13 @@ static xo_status cuda_device_info(void *state, int dev, xo_device_info *out)
     return XO_OK;
 }
 
-static int cuda_supports(void *state, int dev, xo_op_kind kind, xo_dtype dtype)
+static int cuda_supports(void *state, int dev, const xo_op_desc *op)
 {
     xo__cuda_state *st = state;
-    if (!st || dev < 0 || dev >= st->ndev) return 0;
-    if (dtype != XO_F32 && dtype != XO_F64) return 0;
+    if (!st || !op || dev < 0 || dev >= st->ndev) return 0;
+    if (op->dtype != XO_F32 && op->dtype != XO_F64) return 0;
     xo__cuda_device *d = &st->dev[dev];
-    const unsigned need = xo__cuda_needs(kind); /* every op kind in both precisions */
+    const unsigned need = xo__cuda_needs(op->kind); /* every op kind in both precisions */
     if (!need) return 0;
     /* -1: cuBLAS could not be set up, or the module did not load ("compile" fault). */
     if ((need & XO_CUDA_NEED_BLAS) && !xo__cuda_ready(st, d, 1)) return -1;

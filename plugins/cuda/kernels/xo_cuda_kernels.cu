@@ -20,6 +20,8 @@
  *   xo_binary_scalar_*   c[i] = a[i] (op) s                   (c may be a)
  *   xo_scale_by_*        x[i] *= s[0]                         (s read on the device)
  *   xo_softmax_*         one block per row: max, sum of exp(x - max), then the row
+ *   xo_softmax_xent_*    one block per row: max, sum of exp(x - max), then the loss and
+ *                        (g not NULL) g = scale (softmax - onehot(label)); g may be x
  *   xo_reduce_rows_*     out[r] = fold of row r: one block per row (axis 1)
  *   xo_reduce_cols_*     out[c] = fold of column c: a block is 32 columns x 8 row lanes
  *                        folded in shared memory (axis 0)
@@ -395,6 +397,43 @@ __device__ __forceinline__ void xo_reduce_rows_impl(const T *x, xo_u64 ldx, xo_u
     }
 }
 
+/* Softmax cross-entropy over integer labels, one block per row (rows in a grid stride):
+ * the max, the sum of exp(x - max), then loss[r] = log(sum) - (x[c] - max) and, where g
+ * is not NULL, g row = scale (softmax - onehot(c)). A label outside [0, cols) gives
+ * loss 0 and a zero g row. g may be x (same ld): x[c] is read before the folds (whose
+ * barriers order it before any write), and every other element is read by the thread
+ * that then writes it. */
+template <typename T>
+__device__ __forceinline__ void xo_softmax_xent_impl(const T *x, xo_u64 ldx, const int *labels, T *loss, T *g,
+                                                     xo_u64 ldg, xo_u64 rows, xo_u64 cols, T scale)
+{
+    __shared__ T part[XO_CUDA_BLOCK];
+    for (xo_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + r * ldx;
+        T *gr = g ? g + r * ldg : 0;
+        const int c = labels[r];
+        if (c < 0 || (xo_u64)c >= cols) { /* the same branch for the whole block */
+            if (threadIdx.x == 0) loss[r] = T(0);
+            if (gr)
+                for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) gr[j] = T(0);
+            continue;
+        }
+        const T xc = xr[c];
+        T m = xr[0];
+        for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) m = xo_fold<T>(false, m, xr[j]);
+        m = xo_block_fold<T>(false, m, part);
+        T s = T(0);
+        for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) s += xo_exp(xr[j] - m);
+        s = xo_block_fold<T>(true, s, part);
+        if (threadIdx.x == 0) loss[r] = xo_log(s) - (xc - m);
+        if (gr) {
+            const T inv = scale / s;
+            for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x)
+                gr[j] = xo_exp(xr[j] - m) * inv - ((xo_u64)c == j ? scale : T(0));
+        }
+    }
+}
+
 #define XO_COLS_TILE 32u /* columns per block, one warp wide (XO_CUDA_COLS_TILE in C) */
 #define XO_COLS_LANES (XO_CUDA_BLOCK / XO_COLS_TILE) /* row lanes per block */
 
@@ -453,6 +492,8 @@ __device__ __forceinline__ void xo_epilogue_impl(T *c, xo_u64 ld, xo_u64 outer, 
 #define XO_SCALE_BY_PARAMS(T) (const T *s, T *x, xo_u64 incx, xo_u64 n)
 #define XO_SOFTMAX_PARAMS(T) (const T *x, xo_u64 ldx, T *y, xo_u64 ldy, xo_u64 rows, xo_u64 cols, int op)
 #define XO_REDUCE_AXIS_PARAMS(T) (const T *x, xo_u64 ldx, xo_u64 rows, xo_u64 cols, int op, T *out)
+#define XO_SOFTMAX_XENT_PARAMS(T) \
+    (const T *x, xo_u64 ldx, const int *labels, T *loss, T *g, xo_u64 ldg, xo_u64 rows, xo_u64 cols, T scale)
 #define XO_EPILOGUE_PARAMS(T) \
     (T *c, xo_u64 ld, xo_u64 outer, xo_u64 inner, const T *bias, int bias_inner, T beta, int act)
 
@@ -463,6 +504,7 @@ XO_KERNEL_PAIR(xo_axpby, XO_AXPBY_PARAMS, (x, incx, y, incy, n, alpha, beta))
 XO_KERNEL_PAIR(xo_binary_scalar, XO_BINARY_SCALAR_PARAMS, (a, s, c, n, op))
 XO_KERNEL_PAIR(xo_scale_by, XO_SCALE_BY_PARAMS, (s, x, incx, n))
 XO_KERNEL_PAIR(xo_softmax, XO_SOFTMAX_PARAMS, (x, ldx, y, ldy, rows, cols, op))
+XO_KERNEL_PAIR(xo_softmax_xent, XO_SOFTMAX_XENT_PARAMS, (x, ldx, labels, loss, g, ldg, rows, cols, scale))
 XO_KERNEL_PAIR(xo_reduce_rows, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_reduce_cols, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_epilogue, XO_EPILOGUE_PARAMS, (c, ld, outer, inner, bias, bias_inner, beta, act))
