@@ -9,6 +9,10 @@
  * It also checks what a real driver would reject: the module image must be the
  * embedded fatbin, launches need a block of 256, calls need a current context. */
 #include "cuda_api.h"
+#include "cuda_kernels.h"
+
+#include <crossover.h>
+#include "../plugins/common/xo_formulas.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -35,15 +39,10 @@ struct CUfunc_st { const char *name; };
 static struct CUctx_st g_ctx;
 static _Thread_local int tl_depth; /* contexts pushed on this thread */
 static struct CUmod_st g_module;
-static struct CUfunc_st g_funcs[] = {
-    {"xo_unary_f32"}, {"xo_unary_f64"}, {"xo_binary_f32"}, {"xo_binary_f64"},
-    {"xo_bias_f32"},  {"xo_bias_f64"},  {"xo_reduce_f32"}, {"xo_reduce_f64"},
-    {"xo_scale_f32"}, {"xo_scale_f64"}, {"xo_nrm2_f32"},   {"xo_nrm2_f64"},
-    {"xo_copy_f32"}, {"xo_copy_f64"}, {"xo_fill_f32"}, {"xo_fill_f64"}, {"xo_axpby_f32"}, {"xo_axpby_f64"},
-    {"xo_binary_scalar_f32"}, {"xo_binary_scalar_f64"}, {"xo_scale_by_f32"}, {"xo_scale_by_f64"},
-    {"xo_softmax_f32"}, {"xo_softmax_f64"}, {"xo_reduce_rows_f32"}, {"xo_reduce_rows_f64"},
-    {"xo_reduce_cols_f32"}, {"xo_reduce_cols_f64"}, {"xo_epilogue_f32"}, {"xo_epilogue_f64"},
-    {"xo_softmax_xent_f32"}, {"xo_softmax_xent_f64"},
+static struct CUfunc_st g_funcs[] = { /* every kernel of the plugin's list, both precisions */
+#define MOCK_FUNC_(ID, name) {"xo_" #name "_f32"}, {"xo_" #name "_f64"},
+    XO_CUDA_KERNEL_MAP(MOCK_FUNC_)
+#undef MOCK_FUNC_
 };
 
 #define NEED_CTX() \
@@ -186,6 +185,16 @@ CUresult cuGetErrorName(CUresult error, const char **name)
 #define BLOCK 256ull
 typedef unsigned long long u64;
 
+/* The element-wise formulas of every xo_unary_op / xo_binary_op, in T's precision. */
+#define XO_FN_EXP(x) _Generic((x), float: expf, default: exp)(x)
+#define XO_FN_TANH(x) _Generic((x), float: tanhf, default: tanh)(x)
+#define XO_FN_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
+#define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
+#define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
+#define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
+#define MOCK_UNARY_CASE_(NAME, ACT) case XO_##NAME: return XO_F_##NAME(v);
+#define MOCK_BINARY_CASE_(NAME) case XO_##NAME: return XO_F_##NAME(a, b);
+
 /* nrm2's constants (Blue's algorithm, as in the .cu file): TSML, TBIG, SSML, SBIG. */
 #define MOCK_KERNELS(T, S, TSML, TBIG, SSML, SBIG)                                            \
     static void nrm2_add_##S(T v, T *s)                                                       \
@@ -209,34 +218,17 @@ typedef unsigned long long u64;
         }                                                                                     \
         return (T)sqrt(med);                                                                  \
     }                                                                                         \
-    static T unary_##S(int op, T v)                                                           \
+    static T unary_##S(int op, T v) /* xo_formulas.h, as the .cu file */                    \
     {                                                                                         \
         switch (op) {                                                                         \
-        case 0: return v > 0 ? v : 0;                                                         \
-        case 1: return (T)tanh(v);                                                            \
-        case 2: return (T)(1 / (1 + exp(-(double)v)));                                        \
-        case 3: return (T)exp(v);                                                             \
-        case 4: return -v;                                                                    \
-        case 5: return v * v;                                                                 \
-        case 6: return v > 0 ? 1 : 0;                                                         \
-        case 7: return 1 - v * v;                                                             \
-        case 8: return v * (1 - v);                                                           \
-        case 9: return (T)sqrt(v);                                                            \
-        case 10: return (T)(1 / sqrt(v));                                                     \
-        case 11: return (T)log(v);                                                            \
-        case 12: return v < 0 ? -v : v;                                                       \
-        case 13: return 1 / v;                                                                \
-        default: return v; /* 14: identity */                                                                    \
+            XO_UNARY_OP_MAP(MOCK_UNARY_CASE_)                                                 \
+        default: return v;                                                                    \
         }                                                                                     \
     }                                                                                         \
     static T binary_##S(int op, T a, T b)                                                     \
     {                                                                                         \
         switch (op) {                                                                         \
-        case 0: return a + b;                                                                 \
-        case 1: return a - b;                                                                 \
-        case 2: return a * b;                                                                 \
-        case 3: return a / b;                                                                 \
-        case 4: return a > b ? a : b;                                                         \
+            XO_BINARY_OP_MAP(MOCK_BINARY_CASE_)                                               \
         default: return a;                                                                    \
         }                                                                                     \
     }                                                                                         \

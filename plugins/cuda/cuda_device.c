@@ -9,22 +9,9 @@ extern const unsigned char xo__cuda_fatbin_data[];
 extern const size_t xo__cuda_fatbin_size;
 
 const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2] = {
-    [XO_CUDA_K_UNARY] = {"xo_unary_f32", "xo_unary_f64"},
-    [XO_CUDA_K_BINARY] = {"xo_binary_f32", "xo_binary_f64"},
-    [XO_CUDA_K_BIAS] = {"xo_bias_f32", "xo_bias_f64"},
-    [XO_CUDA_K_REDUCE] = {"xo_reduce_f32", "xo_reduce_f64"},
-    [XO_CUDA_K_SCALE] = {"xo_scale_f32", "xo_scale_f64"},
-    [XO_CUDA_K_NRM2] = {"xo_nrm2_f32", "xo_nrm2_f64"},
-    [XO_CUDA_K_COPY] = {"xo_copy_f32", "xo_copy_f64"},
-    [XO_CUDA_K_FILL] = {"xo_fill_f32", "xo_fill_f64"},
-    [XO_CUDA_K_AXPBY] = {"xo_axpby_f32", "xo_axpby_f64"},
-    [XO_CUDA_K_BINARY_SCALAR] = {"xo_binary_scalar_f32", "xo_binary_scalar_f64"},
-    [XO_CUDA_K_SCALE_BY] = {"xo_scale_by_f32", "xo_scale_by_f64"},
-    [XO_CUDA_K_SOFTMAX] = {"xo_softmax_f32", "xo_softmax_f64"},
-    [XO_CUDA_K_SOFTMAX_XENT] = {"xo_softmax_xent_f32", "xo_softmax_xent_f64"},
-    [XO_CUDA_K_REDUCE_ROWS] = {"xo_reduce_rows_f32", "xo_reduce_rows_f64"},
-    [XO_CUDA_K_REDUCE_COLS] = {"xo_reduce_cols_f32", "xo_reduce_cols_f64"},
-    [XO_CUDA_K_EPILOGUE] = {"xo_epilogue_f32", "xo_epilogue_f64"},
+#define XO_CUDA_K_NAME_(ID, name) [XO_CUDA_K_##ID] = {"xo_" #name "_f32", "xo_" #name "_f64"},
+    XO_CUDA_KERNEL_MAP(XO_CUDA_K_NAME_)
+#undef XO_CUDA_K_NAME_
 };
 
 const unsigned char *xo__cuda_fatbin(size_t *out_size)

@@ -15,6 +15,7 @@
 #include <crossover/plugin.h>
 
 #include "cuda_api.h"
+#include "cuda_kernels.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -28,11 +29,11 @@
 #define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
 #define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
 
-/* Our kernels, by kind; each has an f32 and an f64 variant ("xo_unary_f32", ...). */
+/* Our kernels (cuda_kernels.h); each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
-    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_SCALE, XO_CUDA_K_NRM2,
-    XO_CUDA_K_COPY, XO_CUDA_K_FILL, XO_CUDA_K_AXPBY, XO_CUDA_K_BINARY_SCALAR, XO_CUDA_K_SCALE_BY,
-    XO_CUDA_K_SOFTMAX, XO_CUDA_K_REDUCE_ROWS, XO_CUDA_K_REDUCE_COLS, XO_CUDA_K_EPILOGUE, XO_CUDA_K_SOFTMAX_XENT,
+#define XO_CUDA_K_ENUM_(ID, name) XO_CUDA_K_##ID,
+    XO_CUDA_KERNEL_MAP(XO_CUDA_K_ENUM_)
+#undef XO_CUDA_K_ENUM_
     XO_CUDA_K_COUNT
 } xo__cuda_kernel;
 extern const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2];

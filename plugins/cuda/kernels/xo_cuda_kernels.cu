@@ -3,7 +3,7 @@
  * Compiled by nvcc at build time into a fatbin (SASS for a few architectures plus PTX
  * for newer ones), embedded into libcrossover_cuda.a as a byte array and loaded with
  * cuModuleLoadData. Every kernel is extern "C" so the plugin finds it by its plain name:
- *   xo_unary_{f32,f64}   y[i] = f(x[i])            (y may be x)
+ *   xo_unary_{f32,f64}   y[i] = f(x[i])            (y may be x; f from xo_formulas.h)
  *   xo_binary_{f32,f64}  c[i] = a[i] (op) b[i]     (c may be a or b)
  *   xo_bias_{f32,f64}    a[r*lda + c] += bias[c]   r < rows, c < cols (row-major)
  *   xo_reduce_{f32,f64}  out[blockIdx.x] = reduction of x over this block's grid stride;
@@ -49,26 +49,24 @@ __device__ __forceinline__ double xo_log(double v) { return log(v); }
 __device__ __forceinline__ float xo_abs(float v) { return fabsf(v); }
 __device__ __forceinline__ double xo_abs(double v) { return fabs(v); }
 
+/* The element-wise formulas (xo_formulas.h), one case per row of XO_UNARY_OP_MAP /
+ * XO_BINARY_OP_MAP: a new op there needs no edit here. The XO_FN_* functions are the
+ * overloads above, so float math stays float. */
+#define XO_FN_EXP(x) xo_exp(x)
+#define XO_FN_TANH(x) xo_tanh(x)
+#define XO_FN_SQRT(x) xo_sqrt(x)
+#define XO_FN_RSQRT(x) xo_rsqrt(x)
+#define XO_FN_LOG(x) xo_log(x)
+#define XO_FN_FABS(x) xo_abs(x)
+#include "../../common/xo_formulas.h"
+
 template <typename T>
 __device__ __forceinline__ T xo_unary_apply(int op, T v)
 {
-    const T zero = T(0), one = T(1);
     switch (op) {
-    case XO_RELU: return v > zero ? v : zero;
-    case XO_TANH: return xo_tanh(v);
-    case XO_SIGMOID: return one / (one + xo_exp(-v));
-    case XO_EXP: return xo_exp(v);
-    case XO_NEG: return -v;
-    case XO_SQUARE: return v * v;
-    case XO_RELU_GRAD: return v > zero ? one : zero;
-    case XO_TANH_GRAD: return one - v * v;
-    case XO_SIGMOID_GRAD: return v * (one - v);
-    case XO_SQRT: return xo_sqrt(v);
-    case XO_RSQRT: return xo_rsqrt(v);
-    case XO_LOG: return xo_log(v);
-    case XO_ABS: return xo_abs(v);
-    case XO_RECIPROCAL: return one / v;
-    case XO_IDENTITY: return v;
+#define XO_UNARY_CASE_(NAME, ACT) case XO_##NAME: return T(XO_F_##NAME(v));
+    XO_UNARY_OP_MAP(XO_UNARY_CASE_)
+#undef XO_UNARY_CASE_
     default: return v;
     }
 }
@@ -77,11 +75,9 @@ template <typename T>
 __device__ __forceinline__ T xo_binary_apply(int op, T a, T b)
 {
     switch (op) {
-    case XO_ADD: return a + b;
-    case XO_SUB: return a - b;
-    case XO_MUL: return a * b;
-    case XO_DIV: return a / b;
-    case XO_MAX: return a > b ? a : b;
+#define XO_BINARY_CASE_(NAME) case XO_##NAME: return T(XO_F_##NAME(a, b));
+    XO_BINARY_OP_MAP(XO_BINARY_CASE_)
+#undef XO_BINARY_CASE_
     default: return a;
     }
 }
