@@ -186,3 +186,35 @@ void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
     if (d->lock_init) pthread_mutex_destroy(&d->lock);
     memset(d, 0, sizeof *d);
 }
+
+/* Staging buffers of `d` (cuda_memory.c fills them): context current, stream idle. */
+void xo__cuda_staging_release(xo__cuda_device *d)
+{
+    for (int i = 0; i < XO_CUDA_STAGING_SLOTS; i++) {
+        xo__cuda_staging *s = &d->staging[i];
+        if (s->pending) (void)xo__cu.cuEventSynchronize(s->done);
+        if (s->done) (void)xo__cu.cuEventDestroy_v2(s->done);
+        if (s->host) (void)xo__cu.cuMemFreeHost(s->host);
+        memset(s, 0, sizeof *s);
+    }
+    d->staging_next = 0;
+}
+
+/* ---- launching our kernels ---------------------------------------------------------- */
+
+unsigned xo__cuda_grid_for(size_t work, unsigned cap)
+{
+    size_t blocks = (work + XO_CUDA_BLOCK - 1) / XO_CUDA_BLOCK;
+    if (blocks < 1) blocks = 1;
+    return blocks > cap ? cap : (unsigned)blocks;
+}
+
+xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
+                          unsigned gy, void **params)
+{
+    CUresult r = xo__cu.cuLaunchKernel(d->fn[k][f64], gx, gy, 1, XO_CUDA_BLOCK, 1, 1, 0, d->stream, params, NULL);
+    if (r == CUDA_SUCCESS) return XO_OK;
+    return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
+                               "cuLaunchKernel(%s): %s (%d)", xo__cuda_kernel_names[k][f64],
+                               xo__cuda_result_name(r), r);
+}

@@ -1,4 +1,5 @@
-/* The CUDA plugin's vtable: discovery, device identity, eligibility, finish.
+/* The CUDA plugin's vtable: discovery, device identity, eligibility (the op table's
+ * needs, cuda_run.c), finish, timings; memory and run come from the files below.
  *
  * The driver (libcuda.so.1) and cuBLAS are loaded at run time (cuda_loader.c). A
  * machine without them, a failing cuInit or zero devices is not an error: init returns
@@ -115,6 +116,16 @@ static xo_status cuda_finish(void *state, int dev)
     return s;
 }
 
+static int cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max)
+{
+    xo__cuda_state *st = state;
+    xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda drain_timings");
+    if (!d || max <= 0 || xo__cuda_enter(st, d) != XO_OK) return 0;
+    const int n = xo__cuda_timing_collect(d, out, max);
+    xo__cuda_leave(d);
+    return n;
+}
+
 static const xo_plugin k_cuda_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "cuda",
@@ -128,7 +139,7 @@ static const xo_plugin k_cuda_plugin = {
     .download = xo__cuda_download,
     .run = xo__cuda_run,
     .finish = cuda_finish,
-    .drain_timings = xo__cuda_drain_timings,
+    .drain_timings = cuda_drain_timings,
 };
 
 const xo_plugin *xo_plugin_cuda(void);
