@@ -1,4 +1,5 @@
-/* The CUDA plugin's ops beyond cuBLAS's (copy ... softmax_xent, gemm_bias_act) through its own vtable, below the core: every kind in both
+/* The CUDA plugin's ops beyond cuBLAS's (copy ... softmax_xent, gemm_bias_act) through
+ * its own vtable, below the core: every kind in both
  * precisions against plain reference loops, with strides, padded leading dimensions,
  * both layouts, in-place use, and the BLAS rules that the core cannot check from
  * outside (alpha == 0 leaves x/A/B unread, beta == 0 leaves y/C unread: NaN there must
