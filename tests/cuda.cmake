@@ -7,7 +7,7 @@ xo_add_test(test_cuda_discovery SOURCES test_cuda_discovery.c LIBS xo_testutil m
 xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
-# The plugin's 0.3 ops through its vtable (below the core), on the first CUDA device;
+# The plugin's ops beyond cuBLAS's through its vtable (below the core), on the first CUDA device;
 # exits 77 (skipped) without one.
 xo_add_test(test_cuda_ops_nn SOURCES test_cuda_ops_nn.c LIBS xo_testutil m LABELS requires-gpu ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_ops_nn PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)

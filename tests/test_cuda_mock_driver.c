@@ -303,7 +303,7 @@ typedef unsigned long long u64;
 MOCK_KERNELS(float, f32, 0x1p-63f, 0x1p52f, 0x1p75f, 0x1p-76f)
 MOCK_KERNELS(double, f64, 0x1p-511, 0x1p486, 0x1p537, 0x1p-538)
 
-/* The 0.3 kernels: launch_nn_* returns 0 for a kernel it does not know. Parameters
+/* The strided-vector and per-row kernels: launch_nn_* returns 0 for a kernel it does not know. Parameters
  * are read as the plugin passes them: device pointers, u64 sizes, int ops, T scalars. */
 #define PTR(T, i) ((T *)(uintptr_t)*(CUdeviceptr *)p[i])
 #define U64(i) (*(u64 *)p[i])

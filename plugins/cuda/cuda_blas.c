@@ -122,7 +122,8 @@ xo_status xo__cuda_axpy(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc
                          (d->blas, n, &a, (const double *)(uintptr_t)x, incx, (double *)(uintptr_t)y, incy));
     }
     const float a = (float)op->alpha;
-    return XO_CUBLAS(st, cublasSaxpy_v2, (d->blas, n, &a, (const float *)(uintptr_t)x, incx, (float *)(uintptr_t)y, incy));
+    return XO_CUBLAS(st, cublasSaxpy_v2,
+                     (d->blas, n, &a, (const float *)(uintptr_t)x, incx, (float *)(uintptr_t)y, incy));
 }
 
 xo_status xo__cuda_scal(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)

@@ -12,7 +12,7 @@
  *                        zeros without reading (gemm/gemv/scal with alpha == 0).
  *   xo_nrm2_{f32,f64}    Euclidean norm without overflow or underflow (Blue's three
  *                        scaled sums, as reference BLAS); one block, or partials + one.
- * The 0.3 ops (strided vectors: element i at p[i*inc]; scalars passed by value as T):
+ * The rest (strided vectors: element i at p[i*inc]; scalars passed by value as T):
  *   xo_copy_*            y[i] = x[i]                          (bit-exact)
  *   xo_fill_*            x[i] = value                         (x never read)
  *   xo_axpby_*           y[i] = alpha x[i] + beta y[i]        (x not read where alpha == 0,
@@ -287,7 +287,7 @@ xo_nrm2_f64(const double *x, xo_u64 n, xo_u64 inc, double *out, int stage)
 
 } /* extern "C" */
 
-/* ---- the 0.3 ops ------------------------------------------------------------------ */
+/* ---- strided vectors, rows, and the gemm epilogue --------------------------------- */
 
 #define XO_GRID_STRIDE_LOOP(i, n)                                                  \
     for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
