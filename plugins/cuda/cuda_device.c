@@ -1,4 +1,6 @@
-/* One CUDA device: its primary context, stream, cuBLAS handle and kernel module. */
+/* One CUDA device: its primary context, stream, lock, cuBLAS handle and kernel module,
+ * the release of its staging buffers, and launching our kernels on its stream. Calls
+ * only cuda_timing.c, cuda_status.c and cuda_loader.c. */
 #include "cuda_internal.h"
 
 #include <stdio.h>
