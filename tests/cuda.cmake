@@ -7,7 +7,7 @@ xo_add_test(test_cuda_discovery SOURCES test_cuda_discovery.c LIBS xo_testutil m
 xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
-# The plugin's 0.3 ops through its vtable (below the core), on the first CUDA device;
+# The plugin's ops beyond cuBLAS's through its vtable (below the core), on the first CUDA device;
 # exits 77 (skipped) without one.
 xo_add_test(test_cuda_ops_nn SOURCES test_cuda_ops_nn.c LIBS xo_testutil m LABELS requires-gpu ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_ops_nn PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
@@ -31,7 +31,7 @@ set(XO_CUDA_MOCK_DIR ${CMAKE_CURRENT_BINARY_DIR}/cuda_mock)
 add_library(xo_mock_libcuda SHARED test_cuda_mock_driver.c)
 add_library(xo_mock_libcublas SHARED test_cuda_mock_cublas.c)
 foreach(t xo_mock_libcuda xo_mock_libcublas)
-  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
+  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda ${PROJECT_SOURCE_DIR}/core/include)
   target_compile_definitions(${t} PRIVATE _GNU_SOURCE)
   target_link_libraries(${t} PRIVATE m)
   set_target_properties(${t} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${XO_CUDA_MOCK_DIR})

@@ -1,4 +1,5 @@
-/* The CUDA plugin's 0.3 ops through its own vtable, below the core: every kind in both
+/* The CUDA plugin's ops beyond cuBLAS's (copy ... softmax_xent, gemm_bias_act) through
+ * its own vtable, below the core: every kind in both
  * precisions against plain reference loops, with strides, padded leading dimensions,
  * both layouts, in-place use, and the BLAS rules that the core cannot check from
  * outside (alpha == 0 leaves x/A/B unread, beta == 0 leaves y/C unread: NaN there must
@@ -75,6 +76,17 @@ static xo_plugin_mem *dev(const double *v, size_t n)
     assert_int_equal(g_p->mem_alloc(g_st, 0, n * esize(), &m), XO_OK);
     assert_int_equal(g_p->upload(g_st, 0, m, 0, h, n * esize()), XO_OK);
     free(h);
+    assert_true(g_nmem < NMEM);
+    g_mem[g_nmem++] = m;
+    return m;
+}
+
+/* A device buffer holding the int32 labels v[0..n), whatever the precision. */
+static xo_plugin_mem *dev_labels(const int32_t *v, size_t n)
+{
+    xo_plugin_mem *m = NULL;
+    assert_int_equal(g_p->mem_alloc(g_st, 0, n * sizeof *v, &m), XO_OK);
+    assert_int_equal(g_p->upload(g_st, 0, m, 0, v, n * sizeof *v), XO_OK);
     assert_true(g_nmem < NMEM);
     g_mem[g_nmem++] = m;
     return m;
@@ -281,6 +293,61 @@ static void test_softmax(void **state)
     }
 }
 
+/* softmax_xent over 4 rows x 5 columns with padded leading dimensions and offsets on
+ * every operand; labels 2, -1, 5 (== cols), 0: the two outside [0, cols) give loss 0
+ * and a zero grad row. Grad separate (its padding untouched), absent (narg 3), and x
+ * itself. Reference: a plain loop in double. */
+static void test_softmax_xent(void **state)
+{
+    (void)state;
+    enum { ROWS = 4, COLS = 5, LDX = 6, LDG = 7, XOFF = 2, GOFF = 3, LOFF = 1 };
+    const int32_t labels0[1 + ROWS] = {7, 2, -1, COLS, 0}; /* offset 1: the 7 is not a label */
+    const double scale = 0.25;
+    FOR_EACH_DTYPE for (int v = 0; v < 3; v++) { /* 0: grad separate, 1: no grad, 2: grad is x */
+        const size_t nx = XOFF + ROWS * LDX, ng = GOFF + ROWS * LDG, ldg = v == 2 ? LDX : LDG;
+        double x0[XOFF + ROWS * LDX], g0[GOFF + ROWS * LDG], loss0[LOFF + ROWS], gwant[GOFF + ROWS * LDG],
+            lwant[LOFF + ROWS];
+        for (size_t i = 0; i < nx; i++) x0[i] = k_x[i % 16] * 40 + (double)i / 8; /* exp overflows without the max */
+        for (size_t i = 0; i < ng; i++) g0[i] = -9;
+        for (size_t i = 0; i < LOFF + ROWS; i++) loss0[i] = lwant[i] = NAN;
+        double *gw = gwant, *const gref = v == 2 ? gwant + XOFF : gwant + GOFF;
+        if (v == 2) memcpy(gwant, x0, nx * sizeof *x0);
+        else memcpy(gwant, g0, ng * sizeof *g0);
+        for (size_t r = 0; r < ROWS; r++) {
+            const double *xr = x0 + XOFF + r * LDX;
+            double *gr = gref + r * ldg;
+            const int32_t c = labels0[LOFF + r];
+            if (c < 0 || c >= COLS) {
+                lwant[LOFF + r] = 0;
+                for (size_t j = 0; j < COLS; j++) gr[j] = 0;
+                continue;
+            }
+            double mx = xr[0], s = 0;
+            for (size_t j = 0; j < COLS; j++) mx = xr[j] > mx ? xr[j] : mx;
+            for (size_t j = 0; j < COLS; j++) s += exp(xr[j] - mx);
+            lwant[LOFF + r] = log(s) - (xr[c] - mx);
+            double gj[COLS];
+            for (size_t j = 0; j < COLS; j++) gj[j] = scale * (exp(xr[j] - mx) / s - (j == (size_t)c ? 1 : 0));
+            memcpy(gr, gj, sizeof gj);
+        }
+        xo_plugin_mem *x = dev(x0, nx), *labels = dev_labels(labels0, 1 + ROWS), *loss = dev(loss0, LOFF + ROWS);
+        xo_plugin_mem *g = v == 0 ? dev(g0, ng) : v == 2 ? x : NULL;
+        xo_op_desc op = {.kind = XO_OP_SOFTMAX_XENT, .m = ROWS, .n = COLS, .ld = {LDX, ldg}, .alpha = scale,
+                         .narg = v == 1 ? 3 : 4};
+        op.arg[0] = arg(x, XOFF);
+        op.arg[1] = arg(labels, LOFF);
+        op.arg[2] = arg(loss, LOFF);
+        if (g) op.arg[3] = arg(g, v == 2 ? XOFF : GOFF);
+        run(&op);
+        static const char *const what[] = {"softmax_xent grad", "softmax_xent no grad", "softmax_xent grad == x"};
+        expect(loss, lwant, LOFF + ROWS, 0, what[v]);
+        if (v == 0) expect(g, gw, ng, 0, what[v]);
+        if (v == 1) expect(x, x0, nx, 1, "softmax_xent: x unchanged without grad");
+        if (v == 2) expect(x, gw, nx, 0, what[v]);
+        free_case();
+    }
+}
+
 static void test_reduce_axis(void **state)
 {
     (void)state;
@@ -409,6 +476,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ger, free_leftovers),
         cmocka_unit_test_teardown(test_binary_scalar_scale_by, free_leftovers),
         cmocka_unit_test_teardown(test_softmax, free_leftovers),
+        cmocka_unit_test_teardown(test_softmax_xent, free_leftovers),
         cmocka_unit_test_teardown(test_reduce_axis, free_leftovers),
         cmocka_unit_test_teardown(test_gemm_bias_act, free_leftovers),
         cmocka_unit_test_teardown(test_new_unary, free_leftovers),

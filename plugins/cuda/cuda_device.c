@@ -1,4 +1,6 @@
-/* One CUDA device: its primary context, stream, cuBLAS handle and kernel module. */
+/* One CUDA device: its primary context, stream, lock, cuBLAS handle and kernel module,
+ * the release of its staging buffers, and launching our kernels on its stream. Calls
+ * only cuda_timing.c, cuda_status.c and cuda_loader.c. */
 #include "cuda_internal.h"
 
 #include <stdio.h>
@@ -9,21 +11,9 @@ extern const unsigned char xo__cuda_fatbin_data[];
 extern const size_t xo__cuda_fatbin_size;
 
 const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2] = {
-    [XO_CUDA_K_UNARY] = {"xo_unary_f32", "xo_unary_f64"},
-    [XO_CUDA_K_BINARY] = {"xo_binary_f32", "xo_binary_f64"},
-    [XO_CUDA_K_BIAS] = {"xo_bias_f32", "xo_bias_f64"},
-    [XO_CUDA_K_REDUCE] = {"xo_reduce_f32", "xo_reduce_f64"},
-    [XO_CUDA_K_SCALE] = {"xo_scale_f32", "xo_scale_f64"},
-    [XO_CUDA_K_NRM2] = {"xo_nrm2_f32", "xo_nrm2_f64"},
-    [XO_CUDA_K_COPY] = {"xo_copy_f32", "xo_copy_f64"},
-    [XO_CUDA_K_FILL] = {"xo_fill_f32", "xo_fill_f64"},
-    [XO_CUDA_K_AXPBY] = {"xo_axpby_f32", "xo_axpby_f64"},
-    [XO_CUDA_K_BINARY_SCALAR] = {"xo_binary_scalar_f32", "xo_binary_scalar_f64"},
-    [XO_CUDA_K_SCALE_BY] = {"xo_scale_by_f32", "xo_scale_by_f64"},
-    [XO_CUDA_K_SOFTMAX] = {"xo_softmax_f32", "xo_softmax_f64"},
-    [XO_CUDA_K_REDUCE_ROWS] = {"xo_reduce_rows_f32", "xo_reduce_rows_f64"},
-    [XO_CUDA_K_REDUCE_COLS] = {"xo_reduce_cols_f32", "xo_reduce_cols_f64"},
-    [XO_CUDA_K_EPILOGUE] = {"xo_epilogue_f32", "xo_epilogue_f64"},
+#define XO_CUDA_K_NAME_(ID, name) [XO_CUDA_K_##ID] = {"xo_" #name "_f32", "xo_" #name "_f64"},
+    XO_CUDA_KERNEL_MAP(XO_CUDA_K_NAME_)
+#undef XO_CUDA_K_NAME_
 };
 
 const unsigned char *xo__cuda_fatbin(size_t *out_size)
@@ -197,4 +187,36 @@ void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
     }
     if (d->lock_init) pthread_mutex_destroy(&d->lock);
     memset(d, 0, sizeof *d);
+}
+
+/* Staging buffers of `d` (cuda_memory.c fills them): context current, stream idle. */
+void xo__cuda_staging_release(xo__cuda_device *d)
+{
+    for (int i = 0; i < XO_CUDA_STAGING_SLOTS; i++) {
+        xo__cuda_staging *s = &d->staging[i];
+        if (s->pending) (void)xo__cu.cuEventSynchronize(s->done);
+        if (s->done) (void)xo__cu.cuEventDestroy_v2(s->done);
+        if (s->host) (void)xo__cu.cuMemFreeHost(s->host);
+        memset(s, 0, sizeof *s);
+    }
+    d->staging_next = 0;
+}
+
+/* ---- launching our kernels ---------------------------------------------------------- */
+
+unsigned xo__cuda_grid_for(size_t work, unsigned cap)
+{
+    size_t blocks = (work + XO_CUDA_BLOCK - 1) / XO_CUDA_BLOCK;
+    if (blocks < 1) blocks = 1;
+    return blocks > cap ? cap : (unsigned)blocks;
+}
+
+xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
+                          unsigned gy, void **params)
+{
+    CUresult r = xo__cu.cuLaunchKernel(d->fn[k][f64], gx, gy, 1, XO_CUDA_BLOCK, 1, 1, 0, d->stream, params, NULL);
+    if (r == CUDA_SUCCESS) return XO_OK;
+    return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
+                               "cuLaunchKernel(%s): %s (%d)", xo__cuda_kernel_names[k][f64],
+                               xo__cuda_result_name(r), r);
 }

@@ -1,12 +1,19 @@
-/* Internal state of the CUDA plugin, shared by its files:
- *   cuda_loader.c   dlopen of libcuda / libcublas (symbol tables in cuda_api.h)
- *   cuda_status.c   CUresult / cublasStatus_t -> xo_status
- *   cuda_plugin.c   the vtable: init, shutdown, device_info, supports, finish
- *   cuda_device.c   opening / closing one device (context, stream), and on first need
- *                   its cuBLAS handle and kernel module
- *   cuda_memory.c   mem_alloc, mem_free, upload, download (pinned staging)
- *   cuda_ops.c      run(): cuBLAS calls and kernel launches, per-op timing events
- *   cuda_ops_nn.c   run() for the 0.3 ops (copy, fill, ..., gemm_bias_act)
+/* Internal state of the CUDA plugin, shared by its files. Layers, each file calling only
+ * the ones below it (no circles):
+ *   cuda_plugin.c       the vtable: init, shutdown, device_info, supports, finish,
+ *                       drain_timings
+ *   cuda_run.c          run(): the op table, one row per op kind (entry + needs)
+ *   cuda_fused.c        gemm_bias_act (calls cuda_blas.c's gemm)
+ *   cuda_blas.c         gemm, gemv, axpy, scal, dot, ger (cuBLAS); nrm2, copy (kernels)
+ *   cuda_elementwise.c  unary, binary, binary_scalar, fill, scale_by, axpby, bias
+ *   cuda_reduce.c       reduce, reduce_axis, softmax, softmax_xent
+ *   cuda_memory.c       mem_alloc, mem_free, upload, download (pinned staging)
+ *   cuda_device.c       one device: open/close (context, stream), lock + current context,
+ *                       cuBLAS handle and kernel module on first need, kernel launch
+ *   cuda_timing.c       the per-op timing event ring of a device
+ *   cuda_status.c       CUresult / cublasStatus_t -> xo_status
+ *   cuda_loader.c       dlopen of libcuda / libcublas (symbol tables in cuda_api.h)
+ * Our kernels are listed once in cuda_kernels.h and written in kernels/xo_cuda_kernels.cu.
  * Every entry that touches a device takes that device's lock and makes its primary
  * context current (xo__cuda_enter / xo__cuda_leave) for the duration of the call. */
 #ifndef XO_CUDA_INTERNAL_H
@@ -15,6 +22,7 @@
 #include <crossover/plugin.h>
 
 #include "cuda_api.h"
+#include "cuda_kernels.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -28,11 +36,11 @@
 #define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
 #define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
 
-/* Our kernels, by kind; each has an f32 and an f64 variant ("xo_unary_f32", ...). */
+/* Our kernels (cuda_kernels.h); each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
-    XO_CUDA_K_UNARY, XO_CUDA_K_BINARY, XO_CUDA_K_BIAS, XO_CUDA_K_REDUCE, XO_CUDA_K_SCALE, XO_CUDA_K_NRM2,
-    XO_CUDA_K_COPY, XO_CUDA_K_FILL, XO_CUDA_K_AXPBY, XO_CUDA_K_BINARY_SCALAR, XO_CUDA_K_SCALE_BY,
-    XO_CUDA_K_SOFTMAX, XO_CUDA_K_REDUCE_ROWS, XO_CUDA_K_REDUCE_COLS, XO_CUDA_K_EPILOGUE,
+#define XO_CUDA_K_ENUM_(ID, name) XO_CUDA_K_##ID,
+    XO_CUDA_KERNEL_MAP(XO_CUDA_K_ENUM_)
+#undef XO_CUDA_K_ENUM_
     XO_CUDA_K_COUNT
 } xo__cuda_kernel;
 extern const char *const xo__cuda_kernel_names[XO_CUDA_K_COUNT][2];
@@ -106,6 +114,27 @@ xo_status xo__cublas_check(const xo_plugin_host *host, cublasStatus_t s, const c
         if (xo__cuda_st_ != XO_OK) return xo__cuda_st_; \
     } while (0)
 
+/* Bytes per element of the op's precision. */
+static inline size_t xo__cuda_esize(const xo_op_desc *op)
+{
+    return op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
+}
+
+/* A scalar kernel argument of the op's precision: params[i] = xo__cuda_scalar_of(&s, f64, v). */
+typedef union xo__cuda_scalar {
+    float f;
+    double d;
+} xo__cuda_scalar;
+static inline void *xo__cuda_scalar_of(xo__cuda_scalar *s, int f64, double v)
+{
+    if (f64) s->d = v;
+    else s->f = (float)v;
+    return s;
+}
+
+/* The device address of operand i of `op` (esize: bytes per element). */
+#define XO_CUDA_DEVPTR(op, i, esize) ((op)->arg[i].mem->ptr + (CUdeviceptr)((op)->arg[i].off * (esize)))
+
 /* cuda_device.c */
 xo_status xo__cuda_device_open(xo__cuda_state *st, xo__cuda_device *d, int ordinal);
 void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d);
@@ -118,9 +147,29 @@ int xo__cuda_ready_locked(xo__cuda_state *st, xo__cuda_device *d, int blas);
 int xo__cuda_ready(xo__cuda_state *st, xo__cuda_device *d, int blas);
 /* The device `dev` of the state, or NULL (error set) when out of range. */
 xo__cuda_device *xo__cuda_device_at(xo__cuda_state *st, int dev, const char *fn);
-
 /* The embedded fatbin (generated from kernels/xo_cuda_kernels.cu). */
 const unsigned char *xo__cuda_fatbin(size_t *out_size);
+/* Release the staging buffers of `d` (context current, stream idle). */
+void xo__cuda_staging_release(xo__cuda_device *d);
+/* Blocks for `work` grid-stride items of one thread each, at most `cap`. */
+unsigned xo__cuda_grid_for(size_t work, unsigned cap);
+/* A grid dimension of `blocks` (at least 1, at most XO_CUDA_MAX_GRID; the kernels stride). */
+static inline unsigned xo__cuda_grid_cap(size_t blocks)
+{
+    if (blocks < 1) return 1;
+    return blocks > XO_CUDA_MAX_GRID ? XO_CUDA_MAX_GRID : (unsigned)blocks;
+}
+/* Launch kernel `k` (f64: double variant) with XO_CUDA_BLOCK threads on d's stream. */
+xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
+                          unsigned gy, void **params);
+
+/* cuda_timing.c (context current). begin: record the start of a new ring entry, NULL
+ * when timings are unavailable; end: record its end, which makes it count; collect: up
+ * to `max` completed timings, oldest first; release: destroy the events. */
+xo__cuda_timing *xo__cuda_timing_begin(xo__cuda_device *d, uint64_t token);
+void xo__cuda_timing_end(xo__cuda_device *d, xo__cuda_timing *t);
+int xo__cuda_timing_collect(xo__cuda_device *d, xo_op_timing *out, int max);
+void xo__cuda_timing_release(xo__cuda_device *d);
 
 /* cuda_memory.c */
 xo_status xo__cuda_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out);
@@ -129,38 +178,39 @@ xo_status xo__cuda_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_o
                           const void *src, size_t bytes);
 xo_status xo__cuda_download(void *state, int dev, xo_plugin_mem *src, size_t src_off,
                             void *dst, size_t bytes);
-/* Release the staging buffers of `d` (context current, stream idle). */
-void xo__cuda_staging_release(xo__cuda_device *d);
 
-/* cuda_ops.c */
-/* BLAS ops that run on our kernels rather than cuBLAS: gemm, gemv and scal with
- * alpha == 0 (cuBLAS does not document leaving A/B/x unread then; these only scale C or
- * y by beta, or write zeros: xo_op_scales_only) and nrm2 (scaled, whatever cuBLAS's version does). */
-static inline int xo__cuda_blas_on_kernels(const xo_op_desc *op)
-{
-    return op->kind == XO_OP_NRM2 || xo_op_scales_only(op);
-}
+/* The op families: one entry per op kind, run with d's context current and what the
+ * kind needs (cuda_run.c's table) ready. */
+typedef xo_status (*xo__cuda_op_fn)(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+/* cuda_blas.c */
+xo_status xo__cuda_gemm(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_gemv(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_axpy(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_scal(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_dot(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_nrm2(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_copy(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_ger(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+/* cuda_elementwise.c */
+xo_status xo__cuda_unary(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_binary(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_binary_scalar(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_fill(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_scale_by(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_axpby(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_bias(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+/* cuda_reduce.c */
+xo_status xo__cuda_reduce(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_reduce_axis(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_softmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_softmax_xent(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+/* cuda_fused.c */
+xo_status xo__cuda_gemm_bias_act(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 
-/* The device address of operand i of `op` (esize: bytes per element). */
-#define XO_CUDA_DEVPTR(op, i, esize) ((op)->arg[i].mem->ptr + (CUdeviceptr)((op)->arg[i].off * (esize)))
-/* What running an op kind needs: cuBLAS, our kernels; XO_CUDA_NEED_NN: it runs in
- * cuda_ops_nn.c. 0: the kind does not run on CUDA. */
+/* cuda_run.c: what running an op kind needs (XO_CUDA_NEED_*); 0: it does not run on CUDA. */
 #define XO_CUDA_NEED_BLAS 1u
 #define XO_CUDA_NEED_KERNELS 2u
-#define XO_CUDA_NEED_NN 4u
 unsigned xo__cuda_needs(xo_op_kind kind);
 xo_status xo__cuda_run(void *state, int dev, const xo_op_desc *op, uint64_t token);
-/* cuBLAS for GEMM..NRM2 (d's handle ready, context current). */
-xo_status xo__cuda_run_blas(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
-/* Blocks for `work` grid-stride items of one thread each, at most `cap`. */
-unsigned xo__cuda_grid_for(size_t work, unsigned cap);
-/* Launch kernel `k` (f64: double variant) with XO_CUDA_BLOCK threads on d's stream. */
-xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
-                          unsigned gy, void **params);
-/* cuda_ops_nn.c: one 0.3 op (xo__cuda_needs(kind) has XO_CUDA_NEED_NN). */
-xo_status xo__cuda_run_nn(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
-int xo__cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max);
-/* Destroy the timing events of `d` (context current). */
-void xo__cuda_timing_release(xo__cuda_device *d);
 
 #endif /* XO_CUDA_INTERNAL_H */

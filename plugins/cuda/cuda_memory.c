@@ -82,18 +82,6 @@ static xo__cuda_staging *staging_acquire(xo__cuda_state *st, xo__cuda_device *d,
     return s;
 }
 
-void xo__cuda_staging_release(xo__cuda_device *d)
-{
-    for (int i = 0; i < XO_CUDA_STAGING_SLOTS; i++) {
-        xo__cuda_staging *s = &d->staging[i];
-        if (s->pending) (void)xo__cu.cuEventSynchronize(s->done);
-        if (s->done) (void)xo__cu.cuEventDestroy_v2(s->done);
-        if (s->host) (void)xo__cu.cuMemFreeHost(s->host);
-        memset(s, 0, sizeof *s);
-    }
-    d->staging_next = 0;
-}
-
 static xo_status check_range(xo__cuda_state *st, const char *fn, const xo_plugin_mem *m, size_t off, size_t bytes)
 {
     if (!m || off > m->bytes || bytes > m->bytes - off)

@@ -1,4 +1,5 @@
-/* The CUDA plugin's vtable: discovery, device identity, eligibility, finish.
+/* The CUDA plugin's vtable: discovery, device identity, eligibility (the op table's
+ * needs, cuda_run.c), finish, timings; memory and run come from the files below.
  *
  * The driver (libcuda.so.1) and cuBLAS are loaded at run time (cuda_loader.c). A
  * machine without them, a failing cuInit or zero devices is not an error: init returns
@@ -95,10 +96,10 @@ static int cuda_supports(void *state, int dev, const xo_op_desc *op)
     const xo_op_kind kind = op->kind;
     const xo_dtype dtype = op->dtype;
     xo__cuda_state *st = state;
-    if (!st || dev < 0 || dev >= st->ndev) return 0;
-    if (dtype != XO_F32 && dtype != XO_F64) return 0;
+    if (!st || !op || dev < 0 || dev >= st->ndev) return 0;
+    if (op->dtype != XO_F32 && op->dtype != XO_F64) return 0;
     xo__cuda_device *d = &st->dev[dev];
-    const unsigned need = xo__cuda_needs(kind); /* every op kind in both precisions */
+    const unsigned need = xo__cuda_needs(op->kind); /* every op kind in both precisions */
     if (!need) return 0;
     /* -1: cuBLAS could not be set up, or the module did not load ("compile" fault). */
     if ((need & XO_CUDA_NEED_BLAS) && !xo__cuda_ready(st, d, 1)) return -1;
@@ -117,6 +118,16 @@ static xo_status cuda_finish(void *state, int dev)
     return s;
 }
 
+static int cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max)
+{
+    xo__cuda_state *st = state;
+    xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda drain_timings");
+    if (!d || max <= 0 || xo__cuda_enter(st, d) != XO_OK) return 0;
+    const int n = xo__cuda_timing_collect(d, out, max);
+    xo__cuda_leave(d);
+    return n;
+}
+
 static const xo_plugin k_cuda_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "cuda",
@@ -130,7 +141,7 @@ static const xo_plugin k_cuda_plugin = {
     .download = xo__cuda_download,
     .run = xo__cuda_run,
     .finish = cuda_finish,
-    .drain_timings = xo__cuda_drain_timings,
+    .drain_timings = cuda_drain_timings,
 };
 
 const xo_plugin *xo_plugin_cuda(void);

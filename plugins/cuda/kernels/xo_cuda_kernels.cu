@@ -3,7 +3,7 @@
  * Compiled by nvcc at build time into a fatbin (SASS for a few architectures plus PTX
  * for newer ones), embedded into libcrossover_cuda.a as a byte array and loaded with
  * cuModuleLoadData. Every kernel is extern "C" so the plugin finds it by its plain name:
- *   xo_unary_{f32,f64}   y[i] = f(x[i])            (y may be x)
+ *   xo_unary_{f32,f64}   y[i] = f(x[i])            (y may be x; f from xo_formulas.h)
  *   xo_binary_{f32,f64}  c[i] = a[i] (op) b[i]     (c may be a or b)
  *   xo_bias_{f32,f64}    a[r*lda + c] += bias[c]   r < rows, c < cols (row-major)
  *   xo_reduce_{f32,f64}  out[blockIdx.x] = reduction of x over this block's grid stride;
@@ -12,7 +12,7 @@
  *                        zeros without reading (gemm/gemv/scal with alpha == 0).
  *   xo_nrm2_{f32,f64}    Euclidean norm without overflow or underflow (Blue's three
  *                        scaled sums, as reference BLAS); one block, or partials + one.
- * The 0.3 ops (strided vectors: element i at p[i*inc]; scalars passed by value as T):
+ * The rest (strided vectors: element i at p[i*inc]; scalars passed by value as T):
  *   xo_copy_*            y[i] = x[i]                          (bit-exact)
  *   xo_fill_*            x[i] = value                         (x never read)
  *   xo_axpby_*           y[i] = alpha x[i] + beta y[i]        (x not read where alpha == 0,
@@ -20,6 +20,8 @@
  *   xo_binary_scalar_*   c[i] = a[i] (op) s                   (c may be a)
  *   xo_scale_by_*        x[i] *= s[0]                         (s read on the device)
  *   xo_softmax_*         one block per row: max, sum of exp(x - max), then the row
+ *   xo_softmax_xent_*    one block per row: max, sum of exp(x - max), then the loss and
+ *                        (g not NULL) g = scale (softmax - onehot(label)); g may be x
  *   xo_reduce_rows_*     out[r] = fold of row r: one block per row (axis 1)
  *   xo_reduce_cols_*     out[c] = fold of column c: a block is 32 columns x 8 row lanes
  *                        folded in shared memory (axis 0)
@@ -47,26 +49,24 @@ __device__ __forceinline__ double xo_log(double v) { return log(v); }
 __device__ __forceinline__ float xo_abs(float v) { return fabsf(v); }
 __device__ __forceinline__ double xo_abs(double v) { return fabs(v); }
 
+/* The element-wise formulas (xo_formulas.h), one case per row of XO_UNARY_OP_MAP /
+ * XO_BINARY_OP_MAP: a new op there needs no edit here. The XO_FN_* functions are the
+ * overloads above, so float math stays float. */
+#define XO_FN_EXP(x) xo_exp(x)
+#define XO_FN_TANH(x) xo_tanh(x)
+#define XO_FN_SQRT(x) xo_sqrt(x)
+#define XO_FN_RSQRT(x) xo_rsqrt(x)
+#define XO_FN_LOG(x) xo_log(x)
+#define XO_FN_FABS(x) xo_abs(x)
+#include "../../common/xo_formulas.h"
+
 template <typename T>
 __device__ __forceinline__ T xo_unary_apply(int op, T v)
 {
-    const T zero = T(0), one = T(1);
     switch (op) {
-    case XO_RELU: return v > zero ? v : zero;
-    case XO_TANH: return xo_tanh(v);
-    case XO_SIGMOID: return one / (one + xo_exp(-v));
-    case XO_EXP: return xo_exp(v);
-    case XO_NEG: return -v;
-    case XO_SQUARE: return v * v;
-    case XO_RELU_GRAD: return v > zero ? one : zero;
-    case XO_TANH_GRAD: return one - v * v;
-    case XO_SIGMOID_GRAD: return v * (one - v);
-    case XO_SQRT: return xo_sqrt(v);
-    case XO_RSQRT: return xo_rsqrt(v);
-    case XO_LOG: return xo_log(v);
-    case XO_ABS: return xo_abs(v);
-    case XO_RECIPROCAL: return one / v;
-    case XO_IDENTITY: return v;
+#define XO_UNARY_CASE_(NAME, ACT) case XO_##NAME: return T(XO_F_##NAME(v));
+    XO_UNARY_OP_MAP(XO_UNARY_CASE_)
+#undef XO_UNARY_CASE_
     default: return v;
     }
 }
@@ -75,11 +75,9 @@ template <typename T>
 __device__ __forceinline__ T xo_binary_apply(int op, T a, T b)
 {
     switch (op) {
-    case XO_ADD: return a + b;
-    case XO_SUB: return a - b;
-    case XO_MUL: return a * b;
-    case XO_DIV: return a / b;
-    case XO_MAX: return a > b ? a : b;
+#define XO_BINARY_CASE_(NAME) case XO_##NAME: return T(XO_F_##NAME(a, b));
+    XO_BINARY_OP_MAP(XO_BINARY_CASE_)
+#undef XO_BINARY_CASE_
     default: return a;
     }
 }
@@ -289,7 +287,7 @@ xo_nrm2_f64(const double *x, xo_u64 n, xo_u64 inc, double *out, int stage)
 
 } /* extern "C" */
 
-/* ---- the 0.3 ops ------------------------------------------------------------------ */
+/* ---- strided vectors, rows, and the gemm epilogue --------------------------------- */
 
 #define XO_GRID_STRIDE_LOOP(i, n)                                                  \
     for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
@@ -395,6 +393,43 @@ __device__ __forceinline__ void xo_reduce_rows_impl(const T *x, xo_u64 ldx, xo_u
     }
 }
 
+/* Softmax cross-entropy over integer labels, one block per row (rows in a grid stride):
+ * the max, the sum of exp(x - max), then loss[r] = log(sum) - (x[c] - max) and, where g
+ * is not NULL, g row = scale (softmax - onehot(c)). A label outside [0, cols) gives
+ * loss 0 and a zero g row. g may be x (same ld): x[c] is read before the folds (whose
+ * barriers order it before any write), and every other element is read by the thread
+ * that then writes it. */
+template <typename T>
+__device__ __forceinline__ void xo_softmax_xent_impl(const T *x, xo_u64 ldx, const int *labels, T *loss, T *g,
+                                                     xo_u64 ldg, xo_u64 rows, xo_u64 cols, T scale)
+{
+    __shared__ T part[XO_CUDA_BLOCK];
+    for (xo_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + r * ldx;
+        T *gr = g ? g + r * ldg : 0;
+        const int c = labels[r];
+        if (c < 0 || (xo_u64)c >= cols) { /* the same branch for the whole block */
+            if (threadIdx.x == 0) loss[r] = T(0);
+            if (gr)
+                for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) gr[j] = T(0);
+            continue;
+        }
+        const T xc = xr[c];
+        T m = xr[0];
+        for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) m = xo_fold<T>(false, m, xr[j]);
+        m = xo_block_fold<T>(false, m, part);
+        T s = T(0);
+        for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x) s += xo_exp(xr[j] - m);
+        s = xo_block_fold<T>(true, s, part);
+        if (threadIdx.x == 0) loss[r] = xo_log(s) - (xc - m);
+        if (gr) {
+            const T inv = scale / s;
+            for (xo_u64 j = threadIdx.x; j < cols; j += blockDim.x)
+                gr[j] = xo_exp(xr[j] - m) * inv - ((xo_u64)c == j ? scale : T(0));
+        }
+    }
+}
+
 #define XO_COLS_TILE 32u /* columns per block, one warp wide (XO_CUDA_COLS_TILE in C) */
 #define XO_COLS_LANES (XO_CUDA_BLOCK / XO_COLS_TILE) /* row lanes per block */
 
@@ -453,6 +488,8 @@ __device__ __forceinline__ void xo_epilogue_impl(T *c, xo_u64 ld, xo_u64 outer, 
 #define XO_SCALE_BY_PARAMS(T) (const T *s, T *x, xo_u64 incx, xo_u64 n)
 #define XO_SOFTMAX_PARAMS(T) (const T *x, xo_u64 ldx, T *y, xo_u64 ldy, xo_u64 rows, xo_u64 cols, int op)
 #define XO_REDUCE_AXIS_PARAMS(T) (const T *x, xo_u64 ldx, xo_u64 rows, xo_u64 cols, int op, T *out)
+#define XO_SOFTMAX_XENT_PARAMS(T) \
+    (const T *x, xo_u64 ldx, const int *labels, T *loss, T *g, xo_u64 ldg, xo_u64 rows, xo_u64 cols, T scale)
 #define XO_EPILOGUE_PARAMS(T) \
     (T *c, xo_u64 ld, xo_u64 outer, xo_u64 inner, const T *bias, int bias_inner, T beta, int act)
 
@@ -463,6 +500,7 @@ XO_KERNEL_PAIR(xo_axpby, XO_AXPBY_PARAMS, (x, incx, y, incy, n, alpha, beta))
 XO_KERNEL_PAIR(xo_binary_scalar, XO_BINARY_SCALAR_PARAMS, (a, s, c, n, op))
 XO_KERNEL_PAIR(xo_scale_by, XO_SCALE_BY_PARAMS, (s, x, incx, n))
 XO_KERNEL_PAIR(xo_softmax, XO_SOFTMAX_PARAMS, (x, ldx, y, ldy, rows, cols, op))
+XO_KERNEL_PAIR(xo_softmax_xent, XO_SOFTMAX_XENT_PARAMS, (x, ldx, labels, loss, g, ldg, rows, cols, scale))
 XO_KERNEL_PAIR(xo_reduce_rows, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_reduce_cols, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_epilogue, XO_EPILOGUE_PARAMS, (c, ld, outer, inner, bias, bias_inner, beta, act))
