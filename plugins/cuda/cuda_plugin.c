@@ -93,8 +93,6 @@ static xo_status cuda_device_info(void *state, int dev, xo_device_info *out)
 
 static int cuda_supports(void *state, int dev, const xo_op_desc *op)
 {
-    const xo_op_kind kind = op->kind;
-    const xo_dtype dtype = op->dtype;
     xo__cuda_state *st = state;
     if (!st || !op || dev < 0 || dev >= st->ndev) return 0;
     if (op->dtype != XO_F32 && op->dtype != XO_F64) return 0;
