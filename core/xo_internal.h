@@ -108,6 +108,7 @@ typedef struct xo__op_cost {
     struct {
         double bytes;    /* bytes moved if this buffer is not current there (whole buffer) */
         uint32_t valid;  /* bit d: the buffer is current on device d (bit 0: host) */
+        double credit_us; /* rent already paid toward moving it home (ski rental, place.c) */
     } operand[XO_MAX_ARGS];
 } xo__op_cost;
 
@@ -321,6 +322,7 @@ struct xo_buffer {
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
+    _Atomic uint64_t rent_ns;             /* extra cost paid by keeping it off the host (ski rental) */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
     pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */
 };
