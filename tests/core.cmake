@@ -98,3 +98,6 @@ set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)
 xo_add_test(test_trap SOURCES test_trap.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
+xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
+set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)
