@@ -489,15 +489,15 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
                 prev = cached;
                 have_prev = 1;
             } else {
-            /* None yet, or stale: the normal first run. Anything else there is damaged. */
-            struct stat sb;
-            if (rs != XO_OK && lstat(path, &sb) == 0)
-                xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
-                        d->info.plugin, d->info.name, xo_last_error());
-            else
-                xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s", dv, d->info.plugin,
-                        d->info.name, path);
-            xo__clear_error();
+                /* None yet, or stale: the normal first run. Anything else there is damaged. */
+                struct stat sb;
+                if (rs != XO_OK && lstat(path, &sb) == 0)
+                    xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
+                            d->info.plugin, d->info.name, xo_last_error());
+                else
+                    xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s", dv, d->info.plugin,
+                            d->info.name, path);
+                xo__clear_error();
             }
         }
         if (!force && !strict && dv != 0 && ctx->calibrate == XO_CALIBRATE_AUTO) {
