@@ -32,6 +32,21 @@ const char *xo__tool_kind_name(xo_device_kind kind)
     return "unknown";
 }
 
+/* A transfer bandwidth as measured; a device that shares the host's memory moves a
+ * buffer without copying it (a 16 MiB move then takes the 1 us floor of the clock, which
+ * would read as thousands of GB/s): that is said in words. */
+#define SHARED_GBPS 1000.0
+static void print_bandwidth(FILE *f, const char *key, const xo_device_info *in, double gbps, int dev)
+{
+    if (dev == 0)
+        fprintf(f, "  %-20s none: the host itself\n", key);
+    else if (in->host_unified && gbps >= SHARED_GBPS)
+        fprintf(f, "  %-20s shared memory (no copy: a move costs the %.1f us latency)\n", key,
+                in->transfer_latency_us);
+    else
+        fprintf(f, "  %-20s %.3f\n", key, gbps);
+}
+
 const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since,
                                     char *path, size_t cap)
 {
@@ -96,17 +111,20 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  fp64                 %d\n", in.fp64);
         fprintf(f, "  launch_us            %.3f\n", in.launch_us);
         fprintf(f, "  transfer_latency_us  %.3f\n", in.transfer_latency_us);
-        fprintf(f, "  h2d_gbps             %.3f\n", in.h2d_gbps);
-        fprintf(f, "  d2h_gbps             %.3f\n", in.d2h_gbps);
+        print_bandwidth(f, "h2d_gbps", &in, in.h2d_gbps, d);
+        print_bandwidth(f, "d2h_gbps", &in, in.d2h_gbps, d);
         fprintf(f, "  mem_gbps             %.3f\n", in.mem_gbps);
         fprintf(f, "  peak_gflops          %.3f\n", in.peak_gflops);
         fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
                 path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
         const xo__profile *p = xo__device_profile(ctx, d);
-        fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)%s\n", p->spread,
-                p->provisional ? "\n  provisional          1: the runs disagreed (a busy machine?); a later context "
-                                 "measures it again"
-                               : "");
+        fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)\n", p->spread);
+        char why[160];
+        if (!xo__profile_trustworthy(p, why, sizeof why) && p->untrusted_runs < XO_UNTRUSTED_MAX)
+            fprintf(f, "  trusted              no: %s; measured again by a later context\n", why);
+        else if (p->untrusted_runs >= XO_UNTRUSTED_MAX)
+            fprintf(f, "  trusted              kept after %d measurements in a row that were not trustworthy\n",
+                    p->untrusted_runs);
     }
 }
 
@@ -118,9 +136,11 @@ int xo__tool_cmd_info(int argc, char **argv)
     setenv("XO_LOG", "warn", 0); /* xo info shows the warnings (an OpenBLAS core below the CPU) */
     xo_status s = xo_context_create(&ctx);
     if (s != XO_OK) return xo__tool_fail(s, "info: cannot create a context");
-    if (ctx->background) {
+    int later = ctx->background != NULL;
+    for (int d = 0; d < ctx->ndev; d++) later |= ctx->dev[d].measure_later != 0;
+    if (later) {
         fprintf(stderr, "xo info: measuring devices without a trustworthy cached profile...\n");
-        xo__background_wait(ctx);
+        xo__background_measure_all(ctx); /* devices on the host's cores included */
     }
     xo__tool_print_devices(stdout, ctx, start);
     xo_context_destroy(ctx);

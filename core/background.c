@@ -6,12 +6,17 @@
  * out of the program's. */
 #include "xo_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct xo__background {
     pthread_t thread;
     _Atomic int cancel;
+    _Atomic int running;  /* the device being measured + 1; 0: none */
+    _Atomic uint64_t measured_us; /* time spent measuring so far (finished devices) */
+    _Atomic int measured; /* devices measured */
+    double start_us;
     xo_context *owner;
     int ndev;
     int dev[XO_MAX_DEVICES];
@@ -45,13 +50,22 @@ static void *worker(void *arg)
             continue;
         double t0 = xo__now_us();
         xo__profile p;
-        if (xo__calibrate_device(priv, d, &p, NULL, NULL) != XO_OK) {
+        atomic_store(&bg->running, d + 1);
+        xo_status st = xo__calibrate_device(priv, d, &p, NULL, NULL);
+        atomic_store(&bg->running, 0);
+        atomic_fetch_add(&bg->measured_us, (uint64_t)(xo__now_us() - t0));
+        if (st != XO_OK) {
             if (!atomic_load(&bg->cancel))
                 xo__log(XO_LOG_WARN, "device %d (%s): background calibration failed: %s; keeping the defaults", d,
                         owner->dev[d].info.plugin, xo_last_error());
             continue;
         }
+        pthread_mutex_lock(&owner->profile_lock);
+        xo__profile prev = owner->dev[d].profile;
+        pthread_mutex_unlock(&owner->profile_lock);
+        xo__profile_settle(&p, owner->dev[d].cached ? &prev : NULL);
         xo__device_set_profile(owner, d, &p);
+        atomic_fetch_add(&bg->measured, 1);
         /* Factors learned against the stand-in profile do not apply to the measured one. */
         xo__correction_reset_device(owner->correction, d);
         xo__log(XO_LOG_INFO, "device %d (%s %s): measured in the background in %.0f ms", d, owner->dev[d].info.plugin,
@@ -64,20 +78,52 @@ static void *worker(void *arg)
     return NULL;
 }
 
-void xo__background_start(xo_context *ctx)
+/* Measure the devices whose measure_later is at least `level` (1: those measured beside
+ * the program; 2: also those on the host's cores, when the program asks). */
+static void start(xo_context *ctx, int level)
 {
     struct xo__background *bg = calloc(1, sizeof *bg);
     if (!bg)
         return; /* the provisional profiles stay; a later context measures them */
     bg->owner = ctx;
+    bg->start_us = xo__now_us();
     for (int d = 0; d < ctx->ndev; d++)
-        if (ctx->dev[d].measure_later)
+        if (ctx->dev[d].measure_later && ctx->dev[d].measure_later <= level) {
             bg->dev[bg->ndev++] = d;
+            ctx->dev[d].measure_later = 0;
+        }
     if (bg->ndev == 0 || pthread_create(&bg->thread, NULL, worker, bg) != 0) {
         free(bg);
         return;
     }
     ctx->background = bg;
+}
+
+void xo__background_start(xo_context *ctx) { start(ctx, 1); }
+
+void xo__background_measure_all(xo_context *ctx)
+{
+    xo__background_wait(ctx);
+    start(ctx, 2);
+    xo__background_wait(ctx);
+}
+
+int xo__background_overlap(const xo_context *ctx, char *out, size_t cap)
+{
+    const struct xo__background *bg = ctx ? ctx->background : NULL;
+    if (!bg || cap == 0)
+        return 0;
+    int running = atomic_load(&bg->running), measured = atomic_load(&bg->measured);
+    double us = (double)atomic_load(&bg->measured_us);
+    if (running)
+        snprintf(out, cap,
+                 "this run overlapped a background measurement: %d device(s) measured in %.0f ms, device %d "
+                 "still being measured (cancelled at exit)",
+                 measured, us * 1e-3, running - 1);
+    else
+        snprintf(out, cap, "this run overlapped a background measurement: %d device(s) measured in %.0f ms",
+                 measured, us * 1e-3);
+    return 1;
 }
 
 void xo__background_wait(xo_context *ctx)

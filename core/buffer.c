@@ -87,6 +87,7 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
         XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
     xo__buffer_host_write_barrier(b, -1);
     memcpy((char *)b->host + offset, src, bytes);
+    atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
     xo__buffer_mark_written(b, 0);
     return XO_OK;
 }
@@ -114,6 +115,7 @@ static xo_status download_locked(xo_buffer *b, int e)
     for (int attempt = 0; attempt < 2; attempt++) {
         st = xo__dev_download(ctx, e, b->mem[e], b->host, b->bytes, shared);
         if (st == XO_OK) {
+            atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed); /* home: the rent is spent */
             atomic_fetch_or_explicit(&b->valid, 1u, memory_order_release);
             return XO_OK;
         }
@@ -143,6 +145,8 @@ static xo_status make_current_locked(xo_buffer *b, int dev)
     }
     if (dev == 0)
         return XO_OK;
+    if (valid & 1u) /* leaves the host afresh: no rent paid toward this stay (dispatch.c) */
+        atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
     XO_RETURN_IF_ERROR(alloc_locked(b, dev));
     XO_RETURN_IF_ERROR(xo__dev_upload(ctx, dev, b->mem[dev], b->host, b->bytes, (xo__shared(b) >> dev) & 1u));
     atomic_fetch_or_explicit(&b->valid, 1u << dev, memory_order_release);

@@ -366,22 +366,45 @@ xo_status xo__calibrate_device(xo_context *ctx, int dev, xo__profile *out, xo__p
                                                                             : !out ? "out is NULL"
                                                                                    : "dev is out of range");
     XO_RETURN_IF_ERROR(calibrate_once(ctx, dev, out, progress, user));
-    if (out->spread <= SPREAD_MAX)
+    char why[160];
+    if (xo__profile_trustworthy(out, why, sizeof why))
         return XO_OK;
-    /* The runs disagreed (load from elsewhere): once more, keeping the steadier. */
-    xo__log(XO_LOG_INFO, "device %d: calibration runs disagree (spread %.2f); measuring again", dev, out->spread);
+    /* The runs disagreed (load from elsewhere) or gave no real curve: once more, keeping
+     * the trustworthy one, else the steadier. */
+    xo__log(XO_LOG_INFO, "device %d: calibration not trustworthy (%s); measuring again", dev, why);
     xo__profile again;
-    if (calibrate_once(ctx, dev, &again, progress, user) == XO_OK && again.spread < out->spread)
+    if (calibrate_once(ctx, dev, &again, progress, user) == XO_OK &&
+        (xo__profile_trustworthy(&again, NULL, 0) || again.spread < out->spread))
         *out = again;
     xo__clear_error();
-    if (out->spread > SPREAD_MAX) {
+    if (!xo__profile_trustworthy(out, why, sizeof why)) {
         out->provisional = 1;
-        xo__log(XO_LOG_WARN,
-                "device %d: calibration runs disagree (spread %.2f: is the machine busy?); the profile is "
-                "provisional and will be measured again",
-                dev, out->spread);
+        xo__log(XO_LOG_WARN, "device %d: calibration not trustworthy (%s); the profile is provisional and will be "
+                "measured again",
+                dev, why);
     }
     return XO_OK;
+}
+
+void xo__profile_settle(xo__profile *p, const xo__profile *prev)
+{
+    if (xo__profile_trustworthy(p, NULL, 0)) {
+        p->untrusted_runs = 0;
+        return;
+    }
+    p->untrusted_runs = (prev ? prev->untrusted_runs : 0) + 1;
+    if (p->untrusted_runs >= XO_UNTRUSTED_MAX) {
+        /* Measured this often on a machine that never lets the runs agree: keep it. */
+        p->provisional = 0;
+        xo__log(XO_LOG_WARN, "device profile of %s %s: %d measurements in a row were not trustworthy; keeping the "
+                "last as final (xo calibrate --force measures it again)",
+                p->info.plugin, p->info.name, p->untrusted_runs);
+    }
+}
+
+int xo__device_on_host_cores(const xo_device_info *info)
+{
+    return strcmp(info->plugin, "cpu") != 0 && info->kind == XO_DEVICE_CPU && info->host_unified;
 }
 
 /* Copy a profile's figures into the device's public info (identity stays the plugin's). */
@@ -434,6 +457,9 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
     ctx->nfaults = 0;
     for (int dv = 0; dv < ctx->ndev; dv++) {
         xo__device *d = &ctx->dev[dv];
+        xo__profile prev;
+        int have_prev = 0;
+        d->cached = 0;
         if (!force && !strict && ctx->calibrate == XO_CALIBRATE_OFF) {
             identity_defaults(&d->info, &d->profile);
             publish(d);
@@ -445,21 +471,34 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
             xo__profile cached;
             xo_status rs = xo__profile_read(path, &cached);
             if (rs == XO_OK && xo__profile_matches(&cached, &d->info)) {
-                xo__device_set_profile(ctx, dv, &cached);
-                d->measure_later = cached.provisional; /* an earlier run could not trust it */
-                xo__log(XO_LOG_INFO, "device %d (%s %s): profile read from %s", dv, d->info.plugin,
-                        d->info.name, path);
-                continue;
+                char why[160];
+                int trusted = xo__profile_trustworthy(&cached, why, sizeof why) ||
+                              cached.untrusted_runs >= XO_UNTRUSTED_MAX;
+                if (trusted || (dv != 0 && !strict)) {
+                    xo__device_set_profile(ctx, dv, &cached);
+                    d->cached = 1;
+                    /* an earlier run could not trust it: measured again (docs/placement.md) */
+                    d->measure_later = trusted ? 0 : xo__device_on_host_cores(&d->info) ? 2 : 1;
+                    xo__log(XO_LOG_INFO, "device %d (%s %s): profile read from %s%s%s", dv, d->info.plugin,
+                            d->info.name, path, trusted ? "" : "; not trustworthy: ", trusted ? "" : why);
+                    continue;
+                }
+                /* The CPU (measured here in well under a second), or xo calibrate. */
+                xo__log(XO_LOG_INFO, "device %d (%s %s): cached profile not trustworthy (%s): measuring again", dv,
+                        d->info.plugin, d->info.name, why);
+                prev = cached;
+                have_prev = 1;
+            } else {
+                /* None yet, or stale: the normal first run. Anything else there is damaged. */
+                struct stat sb;
+                if (rs != XO_OK && lstat(path, &sb) == 0)
+                    xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
+                            d->info.plugin, d->info.name, xo_last_error());
+                else
+                    xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s", dv, d->info.plugin,
+                            d->info.name, path);
+                xo__clear_error();
             }
-            /* None yet, or stale: the normal first run. Anything else there is damaged. */
-            struct stat sb;
-            if (rs != XO_OK && lstat(path, &sb) == 0)
-                xo__log(XO_LOG_WARN, "device %d (%s %s): cached profile unusable, measuring again: %s", dv,
-                        d->info.plugin, d->info.name, xo_last_error());
-            else
-                xo__log(XO_LOG_INFO, "device %d (%s %s): no usable profile at %s", dv, d->info.plugin,
-                        d->info.name, path);
-            xo__clear_error();
         }
         if (!force && !strict && dv != 0 && ctx->calibrate == XO_CALIBRATE_AUTO) {
             /* No profile yet: the defaults stand in (and the online correction learns from
@@ -468,13 +507,17 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
              * a second. */
             identity_defaults(&d->info, &d->profile);
             d->profile.provisional = 1;
-            d->measure_later = 1;
+            /* A device on the host's cores (PoCL) would take them from the program: it is
+             * measured when asked (xo info, xo calibrate), not beside the program. */
+            d->measure_later = xo__device_on_host_cores(&d->info) ? 2 : 1;
             publish(d);
             continue;
         }
         xo__profile p;
         double t0 = xo__now_us();
         xo_status st = xo__calibrate_device(ctx, dv, &p, progress, user);
+        if (st == XO_OK)
+            xo__profile_settle(&p, have_prev ? &prev : NULL);
         measured_any = 1;
         if (st != XO_OK) {
             xo__log(XO_LOG_WARN, "device %d (%s %s): calibration failed (%s); using the defaults for its kind",
@@ -488,6 +531,7 @@ static xo_status init_profiles(xo_context *ctx, int force, int strict, xo__progr
         xo__log(XO_LOG_INFO, "device %d (%s %s): calibrated in %.0f ms", dv, d->info.plugin, d->info.name,
                 (xo__now_us() - t0) * 1e-3);
         d->profile = p;
+        d->measure_later = 0;
         publish(d);
         if (path[0]) {
             st = xo__profile_write(path, &p);
@@ -516,4 +560,39 @@ xo_status xo__profiles_init(xo_context *ctx, int force, xo__progress_fn progress
 xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user)
 {
     return init_profiles(ctx, force, 1, progress, user);
+}
+
+/* ---- the program's timings cross-check a cached profile -------------------------- */
+
+#define CROSSCHECK_CELLS 3   /* settled correction cells needed to judge */
+#define CROSSCHECK_FACTOR 4.0
+#define CROSSCHECK_MIN_CLASS 16 /* ops of 64 KiB flops + bytes or more: the launch is not the story */
+
+void xo__profiles_crosscheck(xo_context *ctx)
+{
+    if (!ctx || ctx->calibrate != XO_CALIBRATE_AUTO)
+        return;
+    for (int d = 0; d < ctx->ndev; d++) {
+        if (!ctx->dev[d].cached)
+            continue;
+        double m;
+        int n = xo__correction_settled(ctx->correction, d, CROSSCHECK_MIN_CLASS, &m);
+        if (n < CROSSCHECK_CELLS || (m > 1.0 / CROSSCHECK_FACTOR && m < CROSSCHECK_FACTOR))
+            continue;
+        pthread_mutex_lock(&ctx->profile_lock);
+        xo__profile p = ctx->dev[d].profile;
+        pthread_mutex_unlock(&ctx->profile_lock);
+        if (p.untrusted_runs >= XO_UNTRUSTED_MAX)
+            continue; /* measured often enough: the model, not the profile, is off */
+        p.provisional = 1;
+        p.untrusted_runs++;
+        char path[XO_PATH_MAX];
+        if (!xo__profile_path(ctx, d, path, sizeof path) || xo__profile_write(path, &p) != XO_OK) {
+            xo__clear_error();
+            continue;
+        }
+        xo__log(XO_LOG_WARN, "device %d (%s): this run's ops took %.2gx the time its cached profile predicts (%d "
+                "kinds and sizes): it is marked provisional and measured again by the next context", d,
+                ctx->dev[d].info.plugin, m, n);
+    }
 }

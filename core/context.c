@@ -104,6 +104,7 @@ void xo_context_destroy(xo_context *ctx)
         xo__dispatch_flush_thread(ctx);
         xo__summary_print(ctx);
     }
+    xo__profiles_crosscheck(ctx); /* the run's timings against the cached profiles */
     context_free(ctx);
 }
 

@@ -252,3 +252,28 @@ void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype
     refresh(r);
     pthread_mutex_unlock(&c->lock);
 }
+
+int xo__correction_settled(xo__correction *c, int dev, int min_cls, double *out)
+{
+    *out = 1.0;
+    if (!c || dev < 0 || dev >= c->ndev)
+        return 0;
+    size_t per = (size_t)XO_OP_KIND_COUNT * 2 * NCLASS, n = 0, cap = 64;
+    double logs[64];
+    pthread_mutex_lock(&c->lock);
+    const ratio_ring *r = &c->cells[(size_t)dev * per];
+    for (size_t i = 0; i < per && n < cap; i++)
+        if ((int)(i % NCLASS) >= min_cls && r[i].n >= OUTLIER_AFTER)
+            logs[n++] = log(r[i].factor);
+    pthread_mutex_unlock(&c->lock);
+    if (n == 0)
+        return 0;
+    for (size_t i = 1; i < n; i++) /* insertion sort: at most 64 */
+        for (size_t j = i; j > 0 && logs[j] < logs[j - 1]; j--) {
+            double t = logs[j];
+            logs[j] = logs[j - 1];
+            logs[j - 1] = t;
+        }
+    *out = exp(logs[(n - 1) / 2]);
+    return (int)n;
+}

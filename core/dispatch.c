@@ -146,6 +146,8 @@ static void describe_cost(const xo__op *op, xo__op_cost *cost)
             continue;
         cost->operand[cost->noperands].bytes = (double)b->bytes;
         cost->operand[cost->noperands].valid = xo__valid(b);
+        cost->operand[cost->noperands].credit_us =
+            (xo__valid(b) & 1u) ? 0.0 : (double)atomic_load_explicit(&b->rent_ns, memory_order_relaxed) * 1e-3;
         cost->noperands++;
     }
 }
@@ -165,6 +167,35 @@ static void log_decision(const xo_context *ctx, const char *fn, const xo_decisio
                              ctx->dev[d].info.plugin);
     }
     xo__log(XO_LOG_DECISIONS, "%s", line);
+}
+
+/* ---- ski rental: the residency trap --------------------------------------------------
+ * A small op on a big buffer current only on a device is priced with moving the whole
+ * buffer home, so it could stay there for ever although each call costs more there than
+ * on the host. Every call that runs on a device while the host, with its operands home,
+ * would have been cheaper pays that difference as rent into the buffers that keep it
+ * away (split by size); the model counts the rent paid toward the move home
+ * (model.c), so the buffer comes home once the rent has paid for the move: at most
+ * twice the cost of the best choice in hindsight (docs/placement.md). */
+static void pay_rent(const xo__op *op, const xo_estimate *est, int ran)
+{
+    if (ran == 0 || !est[0].eligible || !est[ran].eligible)
+        return;
+    double extra = est[ran].total_us - (est[0].launch_us + est[0].compute_us);
+    if (!(extra > 0))
+        return;
+    double away = 0;
+    for (int i = 0; i < op->desc.narg; i++)
+        if (op->buf[i] && (op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
+            away += (double)op->buf[i]->bytes;
+    if (!(away > 0))
+        return;
+    for (int i = 0; i < op->desc.narg; i++) {
+        xo_buffer *b = op->buf[i];
+        if (b && (op->need >> i & 1u) && !(xo__valid(b) & 1u))
+            atomic_fetch_add_explicit(&b->rent_ns, (uint64_t)(extra * 1e3 * (double)b->bytes / away),
+                                      memory_order_relaxed);
+    }
 }
 
 /* ---- queues: what each asynchronous device has still to do (predicted) ---------------- */
@@ -334,6 +365,8 @@ xo_status xo__dispatch_slow(xo__op *op)
     dec->device = ran;
     if (ran != best)
         dec->forced = 0;
+    if (!dec->forced && forced < 0)
+        pay_rent(op, est, ran);
     xo__record_decision(ctx, &op->desc, cls, est, best, ran, failed_dev, t0);
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS) {
         materialize(slot);

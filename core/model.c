@@ -100,7 +100,7 @@ double xo__compute_us(const xo__profile *p, const xo__op_cost *op)
 }
 
 /* Cost of bringing one operand current on `dev`. */
-static double operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid)
+static double operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid, double credit)
 {
     if (!(bytes > 0.0) || (valid & (1u << dev)))
         return 0.0;
@@ -110,8 +110,11 @@ static double operand_us(const xo__profile *profiles, int ndev, int dev, double 
             holder = e;
             break;
         }
-    if (dev == 0)
-        return holder > 0 ? xo__d2h_us(&profiles[holder], bytes) : 0.0;
+    if (dev == 0) {
+        /* Ski rental: the rent already paid for keeping it away counts toward the move. */
+        double t = holder > 0 ? xo__d2h_us(&profiles[holder], bytes) - positive(credit, 0.0) : 0.0;
+        return t > 0.0 ? t : 0.0;
+    }
     if (valid & 1u)
         return xo__h2d_us(&profiles[dev], bytes);
     double t = holder > 0 ? xo__d2h_us(&profiles[holder], bytes) : 0.0;
@@ -130,7 +133,8 @@ void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_c
     double transfer = 0.0;
     int nop = op->noperands < XO_MAX_ARGS ? op->noperands : XO_MAX_ARGS;
     for (int i = 0; i < nop; i++)
-        transfer += operand_us(profiles, ndev, dev, op->operand[i].bytes, op->operand[i].valid);
+        transfer += operand_us(profiles, ndev, dev, op->operand[i].bytes, op->operand[i].valid,
+                               op->operand[i].credit_us);
     double compute = xo__compute_us(p, op) * positive(correction, 1.0);
     out->eligible = 1;
     out->launch_us = launch;

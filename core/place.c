@@ -83,6 +83,12 @@ void xo__place(const xo__place_in *in, xo__placement *out)
     int home = home_device(ndev, in->cost);
     if (best != home && out->est[home].eligible && out->est[best].total_us > 0.9 * out->est[home].total_us)
         best = home;
+    /* A device on the host's cores (PoCL) runs on the cores the CPU's BLAS would use:
+     * the two are not independent workers, and what one gains over the other is mostly
+     * the model's error. It gets an op only when clearly faster than the CPU. */
+    if (best != 0 && out->est[0].eligible && xo__device_on_host_cores(&in->profiles[best].info) &&
+        out->est[best].total_us > XO_HOST_CORES_MARGIN * out->est[0].total_us)
+        best = 0;
     out->best = best;
     out->device = xo__place_force(best, out->failed, out->est, in->forced,
                                   in->forced >= 0 ? in->support[in->forced] : XO_SUPPORT_YES, &out->forced,

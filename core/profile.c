@@ -280,6 +280,14 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         p->spread = d;
         return 1;
     }
+    if (strcmp(key, "untrusted_runs") == 0) {
+        if (!parse_number(val, &d) || d != floor(d) || d > 1000) {
+            snprintf(why, whycap, "%s = \"%s\": a count from 0 to 1000", key, val);
+            return 0;
+        }
+        p->untrusted_runs = (int)d;
+        return 1;
+    }
     int is_double = 0;
     for (size_t i = 0; i < NDOUBLE_KEYS; i++)
         if (strcmp(key, double_keys[i].key) == 0)
@@ -537,6 +545,7 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
     fprintf(f, "spread = %.3g\n", p->spread);
     fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);
+    fprintf(f, "untrusted_runs = %d\n", p->untrusted_runs);
     /* last: a file cut short at a line boundary then no longer matches any device */
     put_string(f, "library_version", p->library_version);
     int bad = ferror(f);
@@ -557,4 +566,33 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
         return xo__error(XO_ERR_IO, "xo__profile_write: rename to \"%s\" failed: %s", path, strerror(e));
     }
     return XO_OK;
+}
+
+/* ---- what counts as a measurement ---------------------------------------------- */
+
+#define TRUST_SPREAD 0.5 /* runs dispersed more than this were disturbed (a busy machine) */
+#define TRUST_FALL 10.0  /* no real gemm curve falls this much between neighbouring sizes */
+
+int xo__profile_trustworthy(const xo__profile *p, char *why, size_t cap)
+{
+    if (cap)
+        why[0] = '\0';
+    if (p->provisional) {
+        snprintf(why, cap, "marked provisional");
+        return 0;
+    }
+    if (p->spread > TRUST_SPREAD) {
+        snprintf(why, cap, "its runs disagreed (spread %.2f > %.1f: a busy machine?)", p->spread, TRUST_SPREAD);
+        return 0;
+    }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i + 1 < XO_CURVE_POINTS; i++) {
+            double a = p->gemm_gflops[t][i], b = p->gemm_gflops[t][i + 1];
+            if (a > 0 && b > 0 && a > TRUST_FALL * b) {
+                snprintf(why, cap, "its %cgemm curve falls %.0fx from n = %d to %d (not a measurement)", t ? 'd' : 's',
+                         a / b, XO_CURVE_MIN_N << i, XO_CURVE_MIN_N << (i + 1));
+                return 0;
+            }
+        }
+    return 1;
 }

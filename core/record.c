@@ -53,7 +53,7 @@ void xo__record_timing(xo_context *ctx, int d, xo_op_kind kind, xo_dtype dtype, 
 void xo__record_enqueued(xo_context *ctx, uint64_t token, int d, const xo_op_desc *desc, int cls,
                          double raw_compute_us)
 {
-    if (!(raw_compute_us > 0))
+    if (!(raw_compute_us > 0) && !ctx->summary) /* XO_LOG=summary shows every op's device time */
         return;
     pthread_mutex_lock(&ctx->pending->lock);
     ctx->pending->op[token % XO_PENDING] = (pending_op){.token = token, .dev = d, .cls = cls, .kind = desc->kind,
@@ -75,8 +75,11 @@ void xo__record_drain(xo_context *ctx, int d)
             pthread_mutex_lock(&ctx->pending->lock);
             pending_op p = ctx->pending->op[t[i].token % XO_PENDING];
             pthread_mutex_unlock(&ctx->pending->lock);
-            if (p.token == t[i].token && p.dev == d)
-                xo__record_timing(ctx, d, p.kind, p.dtype, p.cls, p.raw_compute_us, t[i].us);
+            if (p.token != t[i].token || p.dev != d)
+                continue;
+            xo__record_timing(ctx, d, p.kind, p.dtype, p.cls, p.raw_compute_us, t[i].us);
+            if (ctx->summary) /* the call itself was counted when it was enqueued */
+                xo__summary_record(ctx, p.kind, p.dtype, p.cls, d, 0, 0, t[i].us, 0);
         }
         if (n < 64)
             break;

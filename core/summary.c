@@ -110,6 +110,9 @@ void xo__summary_print(xo_context *ctx)
                 }
     if (!any)
         fprintf(stderr, "(none: every estimate is the profile's)\n");
+    char overlap[256];
+    if (xo__background_overlap(ctx, overlap, sizeof overlap))
+        fprintf(stderr, "%s\n", overlap);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -55,7 +55,15 @@ typedef struct xo__profile {
     int provisional;  /* not a trustworthy measurement: defaults standing in until one is made,
                          or runs that disagreed (a busy machine); measured again later */
     double spread;    /* worst dispersion of the repeated runs behind it: (q3 - q1) / median */
+    int untrusted_runs; /* measurements in a row that were not trustworthy (a busy machine) */
 } xo__profile;
+
+/* The most measurements in a row that may be untrustworthy: the steadiest is then kept. */
+#define XO_UNTRUSTED_MAX 3
+/* 1 when p's figures can be kept as final: its runs agreed (spread <= 0.5) and its gemm
+ * curves never fall by more than 10x between neighbouring sizes; else 0, with the
+ * reason in `why` (docs/placement.md, "What counts as a measurement"). */
+int xo__profile_trustworthy(const xo__profile *p, char *why, size_t cap);
 
 /* Built-in defaults per device kind (XO_CALIBRATE=off), kept as a data table. */
 void xo__profile_defaults(xo_device_kind kind, const char *plugin, xo__profile *out);
@@ -107,6 +115,7 @@ typedef struct xo__op_cost {
     struct {
         double bytes;    /* bytes moved if this buffer is not current there (whole buffer) */
         uint32_t valid;  /* bit d: the buffer is current on device d (bit 0: host) */
+        double credit_us; /* rent already paid toward moving it home (ski rental, place.c) */
     } operand[XO_MAX_ARGS];
 } xo__op_cost;
 
@@ -219,7 +228,9 @@ typedef struct xo__device {
     _Atomic int forced_warned;                  /* "op not runnable on forced device" logged */
     _Atomic int queued;  /* work may be queued since the last xo_finish (which skips idle devices) */
     int async;           /* ops are queued; their times arrive later (drain_timings) */
-    int measure_later;   /* its profile is a stand-in or untrusted: background calibration measures it */
+    int measure_later;   /* its profile is a stand-in or untrusted: 1 background calibration measures it;
+                          * 2 measured when asked (a device on the host's cores: xo info, xo calibrate) */
+    int cached;          /* its profile was read from the cache (the run's timings cross-check it) */
     _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__now_us ns); 0: idle */
 } xo__device;
 
@@ -330,6 +341,7 @@ struct xo_buffer {
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
+    _Atomic uint64_t rent_ns;             /* extra cost paid by keeping it off the host (ski rental) */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
     pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */
 };
@@ -399,8 +411,31 @@ xo_status xo__context_create_private(xo_context **out);
 void xo__background_start(xo_context *ctx);
 void xo__background_wait(xo_context *ctx);
 void xo__background_stop(xo_context *ctx);
+/* Measure now, in the background thread, every device whose profile is a stand-in or
+ * untrusted, those on the host's cores included (they are not measured beside the
+ * program); waits for it. For the xo tool (xo info). */
+void xo__background_measure_all(xo_context *ctx);
+/* XO_LOG=summary: a line saying that this run overlapped a background measurement
+ * (how many devices, how long); 0 when none ran. */
+int xo__background_overlap(const xo_context *ctx, char *out, size_t cap);
 /* XO_ERR_DEVICE when the calibration running in ctx is to stop, else XO_OK. */
 xo_status xo__calibration_cancelled(const xo_context *ctx);
+/* At xo_context_destroy: a cached profile that the program's own timings contradict (its
+ * settled correction factors are mostly beyond 4x) is marked provisional in its file,
+ * so the next context measures it again. */
+void xo__profiles_crosscheck(xo_context *ctx);
+/* After a measurement: count it as untrustworthy (after `prev`, the profile it replaces,
+ * or NULL) and keep it as final once XO_UNTRUSTED_MAX in a row were. */
+void xo__profile_settle(xo__profile *p, const xo__profile *prev);
+/* 1 for a device other than the CPU plugin whose compute units are the host's cores
+ * (an OpenCL CPU device such as PoCL): it competes with the CPU for them. */
+int xo__device_on_host_cores(const xo_device_info *info);
+/* Placement sends an op to a device on the host's cores only when its expected finish
+ * is at most this fraction of the CPU's (place.c). */
+#define XO_HOST_CORES_MARGIN 0.5
+/* The median of device dev's settled correction factors (cells with 4 or more ratios,
+ * size class >= min_cls); returns how many cells settled (0: *median = 1). */
+int xo__correction_settled(xo__correction *c, int dev, int min_cls, double *median);
 /* Explicitly re-calibrate (for `xo calibrate`): like profiles_init with progress. */
 xo_status xo__calibrate_all(xo_context *ctx, int force, xo__progress_fn progress, void *user);
 

@@ -98,3 +98,9 @@ set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)
 # Every registered plugin asked about every op kind and sub-op; the null plugin skeleton.
 xo_add_test(test_plugins SOURCES test_plugins.c LIBS xo_testutil crossover_internal crossover_null m
             ENV XO_CALIBRATE=off)
+xo_add_test(test_trap SOURCES test_trap.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
+xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
+set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)

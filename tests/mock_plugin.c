@@ -279,10 +279,11 @@ static xo_status mock_device_info(void *state, int dev, xo_device_info *out)
     (void)state;
     (void)dev;
     memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "mock GPU");
+    snprintf(out->name, sizeof out->name, config.host_cores ? "mock CPU" : "mock GPU");
     snprintf(out->vendor, sizeof out->vendor, "crossover tests");
     snprintf(out->driver, sizeof out->driver, "mock 1");
-    out->kind = XO_DEVICE_GPU;
+    out->kind = config.host_cores ? XO_DEVICE_CPU : XO_DEVICE_GPU;
+    out->host_unified = config.host_cores != 0;
     out->fp64 = 1;
     return XO_OK;
 }

@@ -24,6 +24,7 @@ typedef struct xo_mock_config {
     double transfer_latency_us; /* per upload or download */
     double transfer_gbps;       /* both directions */
     int devices;                /* identical devices sharing one queue (0: 1) */
+    int host_cores;             /* 1: a device on the host's cores (kind cpu, host-unified), like PoCL */
 } xo_mock_config;
 
 /* Set the model of every mock device created from now on and register the mock with the

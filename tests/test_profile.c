@@ -346,16 +346,24 @@ static void calibrate_auto_caches(void **state)
     /* The CPU is measured at creation; other devices start from provisional defaults and
      * are measured in the background, so the context is usable at once. */
     assert_true(count_profiles(dir) >= 1); /* the CPU's, written at creation */
-    xo__background_wait(ctx);
-    for (int d = 0; d < ndev; d++)
-        assert_false(ctx->dev[d].profile.provisional && ctx->dev[d].profile.spread <= 1.0);
+    /* Devices on the host's cores (PoCL) are measured when asked, as xo info does. */
+    xo__background_measure_all(ctx);
+    for (int d = 0; d < ndev; d++) { /* provisional only when the measurement was not trustworthy */
+        xo__profile q = ctx->dev[d].profile;
+        q.provisional = 0;
+        assert_false(ctx->dev[d].profile.provisional && xo__profile_trustworthy(&q, NULL, 0));
+    }
     assert_int_equal(count_profiles(dir), ndev);
     struct stat st0[XO_MAX_DEVICES];
+    int trusted[XO_MAX_DEVICES], all_trusted = 1;
     for (int d = 0; d < ndev; d++) {
         device_path(ctx, dir, d, path, sizeof path);
         assert_int_equal(stat(path, &st0[d]), 0);
         xo__profile p;
         assert_int_equal(xo__profile_read(path, &p), XO_OK);
+        /* a measurement that is not trustworthy (a busy machine) is measured again */
+        trusted[d] = xo__profile_trustworthy(&p, NULL, 0) || p.untrusted_runs >= XO_UNTRUSTED_MAX;
+        all_trusted &= trusted[d];
         xo_device_info info;
         assert_int_equal(xo_device_get_info(ctx, d, &info), XO_OK);
         assert_true(xo__profile_matches(&p, &info));
@@ -386,10 +394,13 @@ static void calibrate_auto_caches(void **state)
         struct stat st1;
         device_path(ctx, dir, d, path, sizeof path);
         assert_int_equal(stat(path, &st1), 0);
+        if (!trusted[d])
+            continue;
         assert_true(st1.st_mtim.tv_sec == st0[d].st_mtim.tv_sec && st1.st_mtim.tv_nsec == st0[d].st_mtim.tv_nsec);
         assert_true(st1.st_ino == st0[d].st_ino); /* a rewrite renames a new file over it */
     }
-    assert_true(second_us < first_us);
+    if (all_trusted)
+        assert_true(second_us < first_us);
     char path0[1400];
     device_path(ctx, dir, 0, path0, sizeof path0);
     xo_context_destroy(ctx);
@@ -409,7 +420,7 @@ static void calibrate_auto_caches(void **state)
     for (int d = 1; d < ndev; d++) {
         device_path(ctx, dir, d, path, sizeof path);
         assert_int_equal(stat(path, &st2), 0);
-        assert_true(st2.st_ino == st0[d].st_ino);
+        assert_true(st2.st_ino == st0[d].st_ino || !trusted[d]);
     }
     xo_context_destroy(ctx);
     assert_int_equal(count_profiles(dir), ndev);
@@ -438,15 +449,17 @@ static void background_cancelled_on_destroy(void **state)
     xo_context *ctx = NULL;
     assert_int_equal(xo_context_create(&ctx), XO_OK);
     int ndev = xo_device_count(ctx);
-    int background = ctx->background != NULL;
+    int background = ctx->background != NULL, beside = 0;
+    for (int d = 1; d < ndev; d++) /* devices on the host's cores are not measured beside the program */
+        beside |= !xo__device_on_host_cores(&ctx->dev[d].info);
     xo_context_destroy(ctx); /* at once */
     assert_int_equal(count_suffix(dir, ".tmp."), 0);
     assert_true(count_profiles(dir) >= 1 && count_profiles(dir) <= ndev);
     if (ndev < 2)
         return;
-    assert_true(background);
+    assert_int_equal(background, beside);
     assert_int_equal(xo_context_create(&ctx), XO_OK);
-    xo__background_wait(ctx);
+    xo__background_measure_all(ctx);
     assert_int_equal(count_profiles(dir), ndev);
     for (int d = 0; d < ndev; d++)
         assert_true(ctx->dev[d].info.launch_us > 0.0 && ctx->dev[d].info.peak_gflops > 0.0);
