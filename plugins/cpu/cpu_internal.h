@@ -11,38 +11,38 @@
 
 /* A small persistent pool for the elementwise loops. One op uses it at a time; a
  * caller that finds it busy runs its loop alone (never more threads than XO_THREADS). */
-typedef struct xo_cpu_pool xo_cpu_pool;
-typedef void (*xo_cpu_range_fn)(void *arg, size_t begin, size_t end, int chunk);
-xo_status xo_cpu_pool_create(int threads, xo_cpu_pool **out);
-void xo_cpu_pool_destroy(xo_cpu_pool *p);
-int xo_cpu_pool_threads(const xo_cpu_pool *p);
+typedef struct xo__cpu_pool xo__cpu_pool;
+typedef void (*xo__cpu_range_fn)(void *arg, size_t begin, size_t end, int chunk);
+xo_status xo__cpu_pool_create(int threads, xo__cpu_pool **out);
+void xo__cpu_pool_destroy(xo__cpu_pool *p);
+int xo__cpu_pool_threads(const xo__cpu_pool *p);
 /* Run fn over [0, n) split into at most `threads` chunks (chunk index passed), when n
  * is at least `grain`; otherwise inline on the caller. Returns the number of chunks used. */
-int xo_cpu_parallel_for(xo_cpu_pool *p, size_t n, size_t grain, xo_cpu_range_fn fn, void *arg);
+int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg);
 
 /* Run one op on host memory. */
-xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* The 0.3 ops (copy .. gemm_bias_act): cpu_nn.c. */
-xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_run_nn(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 
 /* Shared by the kernel files (cpu_kernels.c). */
-void *xo_cpu_ptr(const xo_op_desc *op, int i);               /* operand i's first element */
-void xo_cpu_store(const xo_op_desc *op, int i, double v);    /* operand i's first element = v */
-int xo_cpu_fits_int(const xo_op_desc *op);                   /* every dimension fits BLAS's int */
-void xo_cpu_scale_output(const xo_op_desc *op);              /* C = beta C etc. without reading A, B, x */
-int xo_cpu_isa(void);                                        /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
+void *xo__cpu_ptr(const xo_op_desc *op, int i);               /* operand i's first element */
+void xo__cpu_store(const xo_op_desc *op, int i, double v);    /* operand i's first element = v */
+int xo__cpu_fits_int(const xo_op_desc *op);                   /* every dimension fits BLAS's int */
+void xo__cpu_scale_output(const xo_op_desc *op);              /* C = beta C etc. without reading A, B, x */
+int xo__cpu_isa(void);                                        /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
 /* The selected elementwise loops: y = op(x) (y may be x); rows [r0, r1) of a += bias;
  * XO_SUM or XO_MAX_ELEMENT of n >= 1 contiguous elements. */
-void xo_cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n);
-void xo_cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols);
-double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n);
+void xo__cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n);
+void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols);
+double xo__cpu_reduce(xo_dtype dt, int op, const void *x, size_t n);
 
 /* Float exp and tanh the compiler can vectorise (libm's expf/tanhf are scalar calls, which
  * made our tanh slower than PoCL's on the same cores and pulled large elementwise ops off
  * the CPU). Cephes-style range reduction and polynomials; max relative error ~1.4e-7
  * (measured over the whole float range against double-precision libm); the conformance
  * suite checks every unary op against its reference loops on every device. */
-static inline float xo_cpu_expf(float x)
+static inline float xo__cpu_expf(float x)
 {
     const float in = x;
     /* Written so that NaN fails both tests and lands on a finite value (the result is

@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Float tanh the compiler can vectorise (see xo_cpu_expf in cpu_internal.h). */
-static inline float xo_cpu_tanhf(float x)
+/* Float tanh the compiler can vectorise (see xo__cpu_expf in cpu_internal.h). */
+static inline float xo__cpu_tanhf(float x)
 {
     float a = fabsf(x), z = x * x;
     float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
                    3.33332819422e-1f) * z * x + x;
-    float big = copysignf(1.0f - 2.0f / (xo_cpu_expf(2.0f * a) + 1.0f), x);
+    float big = copysignf(1.0f - 2.0f / (xo__cpu_expf(2.0f * a) + 1.0f), x);
     return a < 0.625f ? small : big;
 }
 
@@ -81,7 +81,7 @@ static inline float xo_cpu_tanhf(float x)
         return m;                                                                                    \
     }
 
-XO_CPU_ELEMENTWISE(float, f, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, )
+XO_CPU_ELEMENTWISE(float, f, xo__cpu_tanhf, xo__cpu_expf, sqrtf, logf, fabsf, )
 XO_CPU_ELEMENTWISE(double, d, tanh, exp, sqrt, log, fabs, )
 
 /* The build targets baseline x86-64, whose SSE2 made float tanh cost ~2 ns an element; the
@@ -108,9 +108,9 @@ typedef struct cpu_kernels {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define XO_CPU_AVX2 __attribute__((target("avx2,fma")))
 #define XO_CPU_AVX512 __attribute__((target("avx512f,avx2,fma")))
-XO_CPU_ELEMENTWISE(float, f_avx2, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX2)
+XO_CPU_ELEMENTWISE(float, f_avx2, xo__cpu_tanhf, xo__cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX2)
 XO_CPU_ELEMENTWISE(double, d_avx2, tanh, exp, sqrt, log, fabs, XO_CPU_AVX2)
-XO_CPU_ELEMENTWISE(float, f_avx512, xo_cpu_tanhf, xo_cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX512)
+XO_CPU_ELEMENTWISE(float, f_avx512, xo__cpu_tanhf, xo__cpu_expf, sqrtf, logf, fabsf, XO_CPU_AVX512)
 XO_CPU_ELEMENTWISE(double, d_avx512, tanh, exp, sqrt, log, fabs, XO_CPU_AVX512)
 #endif
 
@@ -182,21 +182,21 @@ static void reduce_range(void *arg, size_t b, size_t e, int c)
                             : g_kernels.max_d((const double *)j->p[0] + b, e - b);
 }
 
-void *xo_cpu_ptr(const xo_op_desc *op, int i)
+void *xo__cpu_ptr(const xo_op_desc *op, int i)
 {
     size_t es = op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
     return (char *)op->arg[i].host + op->arg[i].off * es;
 }
-#define ptr xo_cpu_ptr
+#define ptr xo__cpu_ptr
 
-void xo_cpu_store(const xo_op_desc *op, int i, double v)
+void xo__cpu_store(const xo_op_desc *op, int i, double v)
 {
     if (op->dtype == XO_F32)
         *(float *)ptr(op, i) = (float)v;
     else
         *(double *)ptr(op, i) = v;
 }
-#define store xo_cpu_store
+#define store xo__cpu_store
 
 /* The selected loops, for the other kernel files. */
 static const cpu_kernels *kernels(void)
@@ -204,26 +204,26 @@ static const cpu_kernels *kernels(void)
     pthread_once(&g_kernels_once, select_kernels);
     return &g_kernels;
 }
-int xo_cpu_isa(void)
+int xo__cpu_isa(void)
 {
     pthread_once(&g_kernels_once, select_kernels);
     return g_isa;
 }
-void xo_cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n)
+void xo__cpu_unary(xo_dtype dt, int op, const void *x, void *y, size_t n)
 {
     if (dt == XO_F32)
         kernels()->unary_f(op, x, y, n);
     else
         kernels()->unary_d(op, x, y, n);
 }
-void xo_cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols)
+void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols)
 {
     if (dt == XO_F32)
         kernels()->bias_f(a, lda, bias, r0, r1, cols);
     else
         kernels()->bias_d(a, lda, bias, r0, r1, cols);
 }
-double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n)
+double xo__cpu_reduce(xo_dtype dt, int op, const void *x, size_t n)
 {
     if (dt == XO_F32)
         return op == XO_SUM ? kernels()->sum_f(x, n) : kernels()->max_f(x, n);
@@ -235,7 +235,7 @@ double xo_cpu_reduce(xo_dtype dt, int op, const void *x, size_t n)
  * xo_scale_view). OpenBLAS is not asked: its gemm reads A and B with alpha == 0 on some
  * paths, and newer versions keep NaN in scal by 0. A factor of 0 writes zeros without
  * reading. */
-void xo_cpu_scale_output(const xo_op_desc *op)
+void xo__cpu_scale_output(const xo_op_desc *op)
 {
     const xo_scale_view v = xo_op_scale_view(op);
     for (size_t r = 0; r < v.rows; r++) {
@@ -249,7 +249,7 @@ void xo_cpu_scale_output(const xo_op_desc *op)
     }
 }
 
-int xo_cpu_fits_int(const xo_op_desc *op)
+int xo__cpu_fits_int(const xo_op_desc *op)
 {
     /* OR of every dimension: one comparison instead of eight. */
     size_t all = op->m | op->n | op->k | op->ld[0] | op->ld[1] | op->ld[2] | op->inc[0] | op->inc[1];
@@ -258,7 +258,7 @@ int xo_cpu_fits_int(const xo_op_desc *op)
 
 static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
 {
-    if (!xo_cpu_fits_int(op))
+    if (!xo__cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     const int s = op->dtype == XO_F32;
     const int m = (int)op->m, n = (int)op->n, k = (int)op->k;
@@ -268,7 +268,7 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     switch (op->kind) {
     case XO_OP_GEMM:
         if (k == 0 || op->alpha == 0)
-            xo_cpu_scale_output(op);
+            xo__cpu_scale_output(op);
         else if (s)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, ptr(op, 0), (int)op->ld[0], ptr(op, 1),
                         (int)op->ld[1], (float)op->beta, ptr(op, 2), (int)op->ld[2]);
@@ -292,7 +292,7 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
         break;
     case XO_OP_SCAL:
         if (op->alpha == 0)
-            xo_cpu_scale_output(op);
+            xo__cpu_scale_output(op);
         else if (s)
             cblas_sscal(n, (float)op->alpha, ptr(op, 0), ix);
         else
@@ -311,23 +311,23 @@ static xo_status run_blas(const xo_plugin_host *host, const xo_op_desc *op)
     return XO_OK;
 }
 
-xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     if (op->kind < XO_OP_UNARY) /* gemm .. nrm2: straight to OpenBLAS */
         return run_blas(host, op);
     if (op->kind >= XO_OP_COPY) /* the 0.3 ops: cpu_nn.c */
-        return xo_cpu_run_nn(host, pool, op);
+        return xo__cpu_run_nn(host, pool, op);
     pthread_once(&g_kernels_once, select_kernels);
     range_job j; /* partial[] is written before it is read: no need to clear it */
     j.op = op;
     for (int i = 0; i < op->narg; i++)
         j.p[i] = ptr(op, i);
     switch (op->kind) {
-    case XO_OP_UNARY: xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j); return XO_OK;
-    case XO_OP_BINARY: xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j); return XO_OK;
+    case XO_OP_UNARY: xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j); return XO_OK;
+    case XO_OP_BINARY: xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j); return XO_OK;
     case XO_OP_BIAS: {
         size_t rows_grain = XO_CPU_GRAIN / (op->n ? op->n : 1);
-        xo_cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
+        xo__cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
         return XO_OK;
     }
     case XO_OP_REDUCE: {
@@ -335,7 +335,7 @@ xo_status xo_cpu_run(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_
             store(op, 1, 0.0);
             return XO_OK;
         }
-        int chunks = xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
+        int chunks = xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
         double r = j.partial[0];
         for (int c = 1; c < chunks; c++)
             r = op->subop == XO_SUM ? r + j.partial[c] : (j.partial[c] > r ? j.partial[c] : r);

@@ -63,7 +63,7 @@
             for (size_t j = 1; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;                          \
             if (op == XO_SOFTMAX) {                                                                  \
                 for (size_t j = 0; j < cols; j++) yr[j] = EXP(xr[j] - mx);                           \
-                T inv = (T)(1.0 / xo_cpu_reduce(sizeof(T) == 4 ? XO_F32 : XO_F64, XO_SUM, yr, cols)); \
+                T inv = (T)(1.0 / xo__cpu_reduce(sizeof(T) == 4 ? XO_F32 : XO_F64, XO_SUM, yr, cols)); \
                 for (size_t j = 0; j < cols; j++) yr[j] *= inv;                                      \
                 continue;                                                                            \
             }                                                                                        \
@@ -73,7 +73,7 @@
             for (size_t j0 = 0; j0 < cols; j0 += XO_CPU_COLS) {                                      \
                 size_t w = cols - j0 < XO_CPU_COLS ? cols - j0 : XO_CPU_COLS;                        \
                 for (size_t j = 0; j < w; j++) t[j] = EXP(xr[j0 + j] - mx);                          \
-                s += xo_cpu_reduce(sizeof(T) == 4 ? XO_F32 : XO_F64, XO_SUM, t, w);                  \
+                s += xo__cpu_reduce(sizeof(T) == 4 ? XO_F32 : XO_F64, XO_SUM, t, w);                 \
             }                                                                                        \
             T lse = LOG((T)s);                                                                       \
             for (size_t j = 0; j < cols; j++) yr[j] = (xr[j] - mx) - lse;                            \
@@ -103,9 +103,9 @@
         }                                                                                            \
     }
 
-static inline double xo_cpu_exp(double x) { return exp(x); }
-XO_CPU_NN(float, f, xo_cpu_expf, logf, )
-XO_CPU_NN(double, d, xo_cpu_exp, log, )
+static inline double xo__cpu_exp(double x) { return exp(x); }
+XO_CPU_NN(float, f, xo__cpu_expf, logf, )
+XO_CPU_NN(double, d, xo__cpu_exp, log, )
 
 typedef struct nn_kernels {
     void (*bscalar_f)(int, const float *, float, float *, size_t);
@@ -127,10 +127,10 @@ typedef struct nn_kernels {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define XO_CPU_AVX2 __attribute__((target("avx2,fma")))
 #define XO_CPU_AVX512 __attribute__((target("avx512f,avx2,fma")))
-XO_CPU_NN(float, f_avx2, xo_cpu_expf, logf, XO_CPU_AVX2)
-XO_CPU_NN(double, d_avx2, xo_cpu_exp, log, XO_CPU_AVX2)
-XO_CPU_NN(float, f_avx512, xo_cpu_expf, logf, XO_CPU_AVX512)
-XO_CPU_NN(double, d_avx512, xo_cpu_exp, log, XO_CPU_AVX512)
+XO_CPU_NN(float, f_avx2, xo__cpu_expf, logf, XO_CPU_AVX2)
+XO_CPU_NN(double, d_avx2, xo__cpu_exp, log, XO_CPU_AVX2)
+XO_CPU_NN(float, f_avx512, xo__cpu_expf, logf, XO_CPU_AVX512)
+XO_CPU_NN(double, d_avx512, xo__cpu_exp, log, XO_CPU_AVX512)
 #endif
 
 static nn_kernels g_nn = XO_NN_KERNELS(f, d);
@@ -139,7 +139,7 @@ static pthread_once_t g_nn_once = PTHREAD_ONCE_INIT;
 static void select_nn(void) /* the instruction set cpu_kernels.c chose */
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    int isa = xo_cpu_isa();
+    int isa = xo__cpu_isa();
     if (isa == 2)
         g_nn = (nn_kernels)XO_NN_KERNELS(f_avx512, d_avx512);
     else if (isa == 1)
@@ -191,12 +191,12 @@ static void scale_range(void *arg, size_t b, size_t e, int c)
 }
 
 /* x (j->v) = j->s x, or = j->s everywhere (fill). */
-static void vector_op(xo_cpu_pool *pool, nn_job *j, xo_cpu_range_fn fn, void *v, size_t inc, double s)
+static void vector_op(xo__cpu_pool *pool, nn_job *j, xo__cpu_range_fn fn, void *v, size_t inc, double s)
 {
     j->v = v;
     j->inc = inc;
     j->s = s;
-    xo_cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
+    xo__cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
 }
 
 static void axpy0_range(void *arg, size_t b, size_t e, int c)
@@ -230,7 +230,7 @@ static void reduce_axis_range(void *arg, size_t b, size_t e, int c)
     size_t es = F32(j) ? sizeof(float) : sizeof(double);
     if (op->axis == 1) {
         for (size_t r = b; r < e; r++) {
-            double v = xo_cpu_reduce(op->dtype, op->subop, (const char *)j->p[0] + r * op->ld[0] * es, op->n);
+            double v = xo__cpu_reduce(op->dtype, op->subop, (const char *)j->p[0] + r * op->ld[0] * es, op->n);
             if (F32(j))
                 ((float *)j->p[1])[r] = (float)v;
             else
@@ -255,7 +255,7 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
     for (size_t l = j->first + b; l < j->first + e; l++) {
         char *line = (char *)j->p[2] + l * op->ld[2] * es;
         if (op->narg == 4 && row) {
-            xo_cpu_bias_rows(op->dtype, line, 0, j->p[3], 0, 1, inner);
+            xo__cpu_bias_rows(op->dtype, line, 0, j->p[3], 0, 1, inner);
         } else if (op->narg == 4) { /* column l gets bias[l] */
             if (F32(j))
                 g_nn.bscalar_f(XO_ADD, (float *)line, ((const float *)j->p[3])[l], (float *)line, inner);
@@ -263,11 +263,11 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
                 g_nn.bscalar_d(XO_ADD, (double *)line, ((const double *)j->p[3])[l], (double *)line, inner);
         }
         if (act)
-            xo_cpu_unary(op->dtype, op->subop, line, line, inner);
+            xo__cpu_unary(op->dtype, op->subop, line, line, inner);
     }
 }
 
-static void epilogue(xo_cpu_pool *pool, nn_job *j, size_t first, size_t count, size_t inner)
+static void epilogue(xo__cpu_pool *pool, nn_job *j, size_t first, size_t count, size_t inner)
 {
     const xo_op_desc *op = j->op;
     if (op->narg < 4 && op->subop == XO_IDENTITY)
@@ -277,28 +277,28 @@ static void epilogue(xo_cpu_pool *pool, nn_job *j, size_t first, size_t count, s
         /* small and dense: the whole block in two calls rather than two per row */
         char *c = (char *)j->p[2] + first * inner * (op->dtype == XO_F32 ? sizeof(float) : sizeof(double));
         if (op->narg == 4)
-            xo_cpu_bias_rows(op->dtype, c, inner, j->p[3], 0, count, inner);
+            xo__cpu_bias_rows(op->dtype, c, inner, j->p[3], 0, count, inner);
         if (op->subop != XO_IDENTITY)
-            xo_cpu_unary(op->dtype, op->subop, c, c, count * inner);
+            xo__cpu_unary(op->dtype, op->subop, c, c, count * inner);
         return;
     }
     size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
-    xo_cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
+    xo__cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
 }
 
 /* C = act(alpha op(A) op(B) + beta C + bias), fused: the gemm runs on blocks of C's
  * lines and each block gets its epilogue right after its gemm, while it is in cache. */
-static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op, nn_job *j)
+static xo_status gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op, nn_job *j)
 {
     int row = op->layout == XO_ROW_MAJOR;
     size_t outer = row ? op->m : op->n, inner = row ? op->n : op->m;
     size_t es = op->dtype == XO_F32 ? sizeof(float) : sizeof(double);
     if (op->k == 0 || op->alpha == 0) { /* C = act(beta C + bias), A and B not read */
-        xo_cpu_scale_output(op);
+        xo__cpu_scale_output(op);
         epilogue(pool, j, 0, outer, inner);
         return XO_OK;
     }
-    if (!xo_cpu_fits_int(op))
+    if (!xo__cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);
     double line_flops = 2.0 * (double)inner * (double)op->k;
@@ -326,7 +326,7 @@ static xo_status gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, co
 }
 
 /* y = alpha x + beta y: beta == 0 never reads y, alpha == 0 never reads x. */
-static xo_status axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op, nn_job *j)
+static xo_status axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op, nn_job *j)
 {
     if (op->beta == 0.0 && op->alpha == 0.0) {
         vector_op(pool, j, fill_range, j->p[1], op->inc[1], 0.0);
@@ -334,14 +334,14 @@ static xo_status axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     }
     if (op->beta == 0.0) {
         j->s = op->alpha;
-        xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, j);
+        xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, j);
         return XO_OK;
     }
     if (op->alpha == 0.0) {
         vector_op(pool, j, scale_range, j->p[1], op->inc[1], op->beta);
         return XO_OK;
     }
-    if (!xo_cpu_fits_int(op))
+    if (!xo__cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     if (op->dtype == XO_F32)
         cblas_saxpby((int)op->n, (float)op->alpha, j->p[0], (int)op->inc[0], (float)op->beta, j->p[1],
@@ -353,7 +353,7 @@ static xo_status axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
 
 static xo_status blas_only(const xo_plugin_host *host, const xo_op_desc *op, const nn_job *j)
 {
-    if (!xo_cpu_fits_int(op))
+    if (!xo__cpu_fits_int(op))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a dimension exceeds OpenBLAS's 32-bit integers");
     const int s = op->dtype == XO_F32, n = (int)op->n, ix = (int)op->inc[0], iy = (int)op->inc[1];
     if (op->kind == XO_OP_COPY) {
@@ -371,7 +371,7 @@ static xo_status blas_only(const xo_plugin_host *host, const xo_op_desc *op, con
     return XO_OK;
 }
 
-xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_run_nn(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     pthread_once(&g_nn_once, select_nn);
     nn_job j;
@@ -381,20 +381,20 @@ xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_
     j.inc = 1;
     j.first = 0;
     for (int i = 0; i < XO_MAX_ARGS; i++)
-        j.p[i] = i < op->narg ? xo_cpu_ptr(op, i) : NULL;
+        j.p[i] = i < op->narg ? xo__cpu_ptr(op, i) : NULL;
     switch (op->kind) {
     case XO_OP_COPY:
     case XO_OP_GER: return blas_only(host, op, &j);
     case XO_OP_FILL: vector_op(pool, &j, fill_range, j.p[0], op->inc[0], op->alpha); return XO_OK;
     case XO_OP_AXPBY: return axpby(host, pool, op, &j);
-    case XO_OP_BINARY_SCALAR: xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j); return XO_OK;
+    case XO_OP_BINARY_SCALAR: xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j); return XO_OK;
     case XO_OP_SCALE_BY:
         vector_op(pool, &j, scale_range, j.p[1], op->inc[0],
                   F32(&j) ? (double)*(const float *)j.p[0] : *(const double *)j.p[0]);
         return XO_OK;
     case XO_OP_SOFTMAX: {
         size_t grain = XO_CPU_GRAIN / op->n;
-        xo_cpu_parallel_for(pool, op->m, grain ? grain : 1, softmax_range, &j);
+        xo__cpu_parallel_for(pool, op->m, grain ? grain : 1, softmax_range, &j);
         return XO_OK;
     }
     case XO_OP_REDUCE_AXIS: {
@@ -408,7 +408,7 @@ xo_status xo_cpu_run_nn(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_
             return XO_OK;
         }
         size_t grain = XO_CPU_GRAIN / over;
-        xo_cpu_parallel_for(pool, results, grain ? grain : 1, reduce_axis_range, &j);
+        xo__cpu_parallel_for(pool, results, grain ? grain : 1, reduce_axis_range, &j);
         return XO_OK;
     }
     case XO_OP_GEMM_BIAS_ACT: return gemm_bias_act(host, pool, op, &j);
