@@ -12,7 +12,8 @@ install(TARGETS crossover ${_xo_plugin_targets} crossover_shared crossover_blas 
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES core/include/crossover.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES core/include/crossover/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
+install(FILES core/include/crossover/plugin.h ${XO_GENERATED_INCLUDE}/crossover/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
 
 # The installed xo (and shared libraries) keep the RPATH to dependencies found outside the system's library
 # folders (CMake's own CMAKE_INSTALL_RPATH_USE_LINK_PATH skips any folder inside the
