@@ -56,4 +56,16 @@ while read -r s; do
   grep -qxF "$s" <<< "$got" || fail "libcrossover_blas.so does not export $s (blas_names.h lists it)"
 done <<< "$blas"
 echo "libcrossover_blas.so: $(wc -l <<< "$got") exports, blas_names.h: $(wc -l <<< "$blas") names"
+
+# The version (set once, in project(VERSION)) is at least the newest release whose
+# additions crossover.h carries ("added in 0.3" and the like): each addition bumps it.
+read -r major minor <<< "$(printf '#include <crossover.h>\nXO_VERSION_MAJOR XO_VERSION_MINOR\n' |
+  "$cc" -E -P "${incs[@]}" -x c - | tail -n 1)"
+header=$(for d in "${dirs[@]}"; do [[ -f $d/crossover.h ]] && echo "$d/crossover.h"; done | head -n 1)
+newest=$(grep -oiE 'added in [0-9]+\.[0-9]+' "$header" | awk '{print $3}' |
+  sort -t. -k1,1n -k2,2n | tail -n 1)
+if [[ -n $newest ]] && (( major * 1000 + minor < ${newest%.*} * 1000 + ${newest#*.} )); then
+  fail "XO_VERSION is $major.$minor, but crossover.h has additions of $newest: bump project(VERSION)"
+fi
+echo "version: $major.$minor; newest additions in crossover.h: ${newest:-none}"
 exit $bad
