@@ -27,3 +27,13 @@ xo_add_test(test_opencl_nn SOURCES test_opencl_nn.c LIBS xo_testutil m LABELS op
 # forked child) falls back to the CPU instead of aborting inside the OpenCL runtime.
 xo_add_test(test_alloc_limit SOURCES test_alloc_limit.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
+
+# Every own kernel once at small odd sizes, strides and offsets, on the default OpenCL
+# device here; tests/oclgrind.sh runs the same program under Oclgrind.
+xo_add_test(test_cl_kernels SOURCES test_cl_kernels.c LIBS xo_testutil m LABELS opencl ENV XO_CALIBRATE=off)
+# The same program under Oclgrind (out-of-bounds accesses, data races, API errors; every
+# kernel of kernels_cl/ must run). Skipped (77) where Oclgrind is not installed.
+add_test(NAME oclgrind_kernels
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_kernels>
+          ${PROJECT_SOURCE_DIR}/kernels_cl ${CMAKE_CURRENT_BINARY_DIR}/oclgrind)
+set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
