@@ -37,3 +37,14 @@ add_test(NAME oclgrind_kernels
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_kernels>
           ${PROJECT_SOURCE_DIR}/kernels_cl ${CMAKE_CURRENT_BINARY_DIR}/oclgrind)
 set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# A second vendor: the OpenCL conformance suite and the own kernels on Intel's OpenCL CPU
+# runtime (PyPI intel-opencl-rt, installed by .ci/deps), the only platform the programs
+# see there. Skipped (77) where the runtime is not installed.
+foreach(_xo_t IN ITEMS conformance cl_kernels)
+  add_test(NAME intel_ocl_${_xo_t}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/intel_ocl.sh ${CMAKE_CURRENT_BINARY_DIR}/intel-ocl/${_xo_t}
+            $<TARGET_FILE:test_${_xo_t}>)
+  set_tests_properties(intel_ocl_${_xo_t} PROPERTIES LABELS "intel-ocl;opencl" SKIP_RETURN_CODE 77
+    TIMEOUT 600 ENVIRONMENT "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/intel_ocl_${_xo_t};XO_CALIBRATE=off")
+endforeach()
