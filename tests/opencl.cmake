@@ -37,6 +37,12 @@ add_test(NAME oclgrind_kernels
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_kernels>
           ${PROJECT_SOURCE_DIR}/kernels_cl ${CMAKE_CURRENT_BINARY_DIR}/oclgrind)
 set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# Those runtimes' own leaks, in a sanitizer build (tests/lsan.supp).
+set(_xo_lsan "")
+if(XO_SANITIZE MATCHES "address|leak")
+  set(_xo_lsan "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
+  set_tests_properties(oclgrind_kernels PROPERTIES ENVIRONMENT "${_xo_lsan}")
+endif()
 
 # A second vendor: the OpenCL conformance suite and the own kernels on Intel's OpenCL CPU
 # runtime (PyPI intel-opencl-rt, installed by .ci/deps), the only platform the programs
@@ -45,6 +51,7 @@ foreach(_xo_t IN ITEMS conformance cl_kernels)
   add_test(NAME intel_ocl_${_xo_t}
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/intel_ocl.sh ${CMAKE_CURRENT_BINARY_DIR}/intel-ocl/${_xo_t}
             $<TARGET_FILE:test_${_xo_t}>)
+  set(_xo_env "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/intel_ocl_${_xo_t}" XO_CALIBRATE=off ${_xo_lsan})
   set_tests_properties(intel_ocl_${_xo_t} PROPERTIES LABELS "intel-ocl;opencl" SKIP_RETURN_CODE 77
-    TIMEOUT 600 ENVIRONMENT "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/intel_ocl_${_xo_t};XO_CALIBRATE=off")
+    TIMEOUT 600 ENVIRONMENT "${_xo_env}")
 endforeach()
