@@ -1,7 +1,7 @@
 # Install: headers, libcrossover.a, one archive per plugin, libcrossover.so, the BLAS
 # drop-in libcrossover_blas.so, the xo tool, the CMake package (crossover::crossover,
-# crossover::shared, crossover::blas), crossover.pc for static pkg-config use and
-# crossover-blas.pc.
+# crossover::shared, crossover::blas), crossover.pc (the static library),
+# crossover-shared.pc (libcrossover.so) and crossover-blas.pc (the drop-in).
 include(CMakePackageConfigHelpers)
 
 get_property(_xo_plugin_targets GLOBAL PROPERTY XO_PLUGIN_TARGETS)
@@ -12,7 +12,8 @@ install(TARGETS crossover ${_xo_plugin_targets} crossover_shared crossover_blas 
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES core/include/crossover.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES core/include/crossover/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
+install(FILES core/include/crossover/plugin.h ${XO_GENERATED_INCLUDE}/crossover/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossover)
 
 # The installed xo (and shared libraries) keep the RPATH to dependencies found outside the system's library
 # folders (CMake's own CMAKE_INSTALL_RPATH_USE_LINK_PATH skips any folder inside the
@@ -33,23 +34,25 @@ set(XO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossover)
 install(EXPORT crossoverTargets NAMESPACE crossover:: DESTINATION ${XO_CMAKE_DIR})
 
 set(XO_CONFIG_DEPS "find_dependency(Threads)\nfind_dependency(XoOpenBLAS)\n")
-# OpenBLAS goes in Libs.private directly: openblas.pc's own Libs.private names the
-# Fortran runtime, which a shared libopenblas does not need from us.
+# crossover.pc names the archives by path (-lcrossover would find libcrossover.so beside
+# them) and puts every dependency in Libs: the static library needs them whether or not
+# pkg-config is asked for --static. OpenBLAS goes in directly: openblas.pc's own
+# Libs.private names the Fortran runtime, which a shared libopenblas does not need from us.
 set(XO_PC_REQUIRES "")
-set(XO_PC_LIBS_PRIVATE "")
-foreach(t IN LISTS _xo_plugin_targets)
-  string(APPEND XO_PC_LIBS_PRIVATE " -l${t}")
+set(XO_PC_LIBS "")
+foreach(t IN ITEMS crossover ${_xo_plugin_targets})
+  string(APPEND XO_PC_LIBS " \${libdir}/${CMAKE_STATIC_LIBRARY_PREFIX}${t}${CMAKE_STATIC_LIBRARY_SUFFIX}")
 endforeach()
 get_filename_component(_xo_blas_dir "${XoOpenBLAS_LIBRARY}" DIRECTORY)
-string(APPEND XO_PC_LIBS_PRIVATE " -L${_xo_blas_dir} -lopenblas")
+string(APPEND XO_PC_LIBS " -L${_xo_blas_dir} -lopenblas")
 if("opencl" IN_LIST _xo_plugins)
   string(APPEND XO_CONFIG_DEPS "find_dependency(OpenCL)\nfind_dependency(XoCLBlast)\n")
   string(APPEND XO_PC_REQUIRES " clblast OpenCL")
   string(STRIP "${XO_PC_REQUIRES}" XO_PC_REQUIRES)
 endif()
-string(APPEND XO_PC_LIBS_PRIVATE " -lm -lpthread")
+string(APPEND XO_PC_LIBS " -lm -lpthread")
 if(CMAKE_DL_LIBS)
-  string(APPEND XO_PC_LIBS_PRIVATE " -l${CMAKE_DL_LIBS}")
+  string(APPEND XO_PC_LIBS " -l${CMAKE_DL_LIBS}")
 endif()
 
 configure_package_config_file(cmake/crossoverConfig.cmake.in
@@ -65,6 +68,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
 # `cmake --install --prefix DIR` works wherever DIR is.
 file(RELATIVE_PATH XO_PC_PREFIX_REL "/xo/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/xo")
 configure_file(cmake/crossover.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc @ONLY)
+configure_file(cmake/crossover-shared.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover-shared.pc @ONLY)
 configure_file(cmake/crossover-blas.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc ${CMAKE_CURRENT_BINARY_DIR}/crossover-shared.pc
+              ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

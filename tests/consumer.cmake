@@ -1,5 +1,6 @@
 # Install the package into a scratch prefix, then build and run an application against
-# it twice: with find_package(crossover) and with `pkg-config --static`.
+# it twice: with find_package(crossover) and with pkg-config (`--static crossover`, run
+# with nothing set; crossover-shared; crossover-blas).
 set(XO_CONSUMER_PREFIX ${CMAKE_CURRENT_BINARY_DIR}/consumer-prefix)
 # A sanitizer build's archives need the same runtime in the application.
 set(XO_CONSUMER_FLAGS "")
@@ -17,7 +18,7 @@ add_test(NAME consumer_find_package
 add_test(NAME consumer_pkg_config
   COMMAND ${CMAKE_COMMAND} -DMODE=pkg-config -DPREFIX=${XO_CONSUMER_PREFIX}
           -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/consumer -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer-pc
-          -DCC=${CMAKE_C_COMPILER} "-DEXTRA=${XO_CONSUMER_FLAGS}"
+          -DCC=${CMAKE_C_COMPILER} "-DEXTRA=${XO_CONSUMER_FLAGS}" -DREADELF=${CMAKE_READELF}
           -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_consumer.cmake)
 set_tests_properties(consumer_find_package consumer_pkg_config PROPERTIES
   FIXTURES_REQUIRED xo_installed LABELS consumer

@@ -27,3 +27,31 @@ xo_add_test(test_opencl_nn SOURCES test_opencl_nn.c LIBS xo_testutil m LABELS op
 # forked child) falls back to the CPU instead of aborting inside the OpenCL runtime.
 xo_add_test(test_alloc_limit SOURCES test_alloc_limit.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
+
+# Every own kernel once at small odd sizes, strides and offsets, on the default OpenCL
+# device here; tests/oclgrind.sh runs the same program under Oclgrind.
+xo_add_test(test_cl_kernels SOURCES test_cl_kernels.c LIBS xo_testutil m LABELS opencl ENV XO_CALIBRATE=off)
+# The same program under Oclgrind (out-of-bounds accesses, data races, API errors; every
+# kernel of kernels_cl/ must run). Skipped (77) where Oclgrind is not installed.
+add_test(NAME oclgrind_kernels
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_kernels>
+          ${PROJECT_SOURCE_DIR}/kernels_cl ${CMAKE_CURRENT_BINARY_DIR}/oclgrind)
+set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# Those runtimes' own leaks, in a sanitizer build (tests/lsan.supp).
+set(_xo_lsan "")
+if(XO_SANITIZE MATCHES "address|leak")
+  set(_xo_lsan "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
+  set_tests_properties(oclgrind_kernels PROPERTIES ENVIRONMENT "${_xo_lsan}")
+endif()
+
+# A second vendor: the OpenCL conformance suite and the own kernels on Intel's OpenCL CPU
+# runtime (PyPI intel-opencl-rt, installed by .ci/deps), the only platform the programs
+# see there. Skipped (77) where the runtime is not installed.
+foreach(_xo_t IN ITEMS conformance cl_kernels)
+  add_test(NAME intel_ocl_${_xo_t}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/intel_ocl.sh ${CMAKE_CURRENT_BINARY_DIR}/intel-ocl/${_xo_t}
+            $<TARGET_FILE:test_${_xo_t}>)
+  set(_xo_env "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/intel_ocl_${_xo_t}" XO_CALIBRATE=off ${_xo_lsan})
+  set_tests_properties(intel_ocl_${_xo_t} PROPERTIES LABELS "intel-ocl;opencl" SKIP_RETURN_CODE 77
+    TIMEOUT 600 ENVIRONMENT "${_xo_env}")
+endforeach()

@@ -8,14 +8,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* XO_VERSION_MAJOR, _MINOR, _PATCH and XO_VERSION_STRING, generated from the version in
+ * CMakeLists.txt (project(crossover VERSION ...)), the one place it is set. */
+#include <crossover/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define XO_VERSION_MAJOR 0
-#define XO_VERSION_MINOR 2
-#define XO_VERSION_PATCH 0
-#define XO_VERSION_STRING "0.2.0"
+/* XO_API marks every public function: the libraries build with hidden visibility, so
+ * these are the only names libcrossover.so exports (tests/abi_exports.sh checks it). */
+#ifndef XO_API
+#if defined(__GNUC__) || defined(__clang__)
+#define XO_API __attribute__((visibility("default")))
+#else
+#define XO_API
+#endif
+#endif
 
 /* ---- status and errors ------------------------------------------------- */
 
@@ -36,16 +45,16 @@ typedef enum xo_status {
 } xo_status;
 
 /* "XO_ERR_INVALID_ARGUMENT" etc.; never NULL ("XO_UNKNOWN_STATUS" for junk). */
-const char *xo_status_string(xo_status s);
+XO_API const char *xo_status_string(xo_status s);
 /* Thread-local detail of this thread's last failure, naming the function and the
  * offending argument or variable; "" if none. Never NULL. */
-const char *xo_last_error(void);
+XO_API const char *xo_last_error(void);
 
 /* ---- context and devices ------------------------------------------------ */
 
 typedef struct xo_context xo_context;
-xo_status xo_context_create(xo_context **out);
-void xo_context_destroy(xo_context *ctx); /* NULL is a no-op; waits for work */
+XO_API xo_status xo_context_create(xo_context **out);
+XO_API void xo_context_destroy(xo_context *ctx); /* NULL is a no-op; waits for work */
 
 typedef enum xo_device_kind { XO_DEVICE_CPU, XO_DEVICE_GPU, XO_DEVICE_ACCELERATOR } xo_device_kind;
 
@@ -61,21 +70,21 @@ typedef struct xo_device_info {
     double peak_gflops;         /* best measured sgemm throughput */
 } xo_device_info;
 
-int xo_device_count(const xo_context *ctx); /* device 0 is always the host CPU */
-xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *out);
-xo_status xo_device_find(const xo_context *ctx, const char *spec, int *out_device);
-xo_status xo_set_device(xo_context *ctx, const char *spec); /* "auto" or a device spec */
+XO_API int xo_device_count(const xo_context *ctx); /* device 0 is always the host CPU */
+XO_API xo_status xo_device_get_info(const xo_context *ctx, int device, xo_device_info *out);
+XO_API xo_status xo_device_find(const xo_context *ctx, const char *spec, int *out_device);
+XO_API xo_status xo_set_device(xo_context *ctx, const char *spec); /* "auto" or a device spec */
 
 /* ---- buffers ------------------------------------------------------------- */
 
 typedef struct xo_buffer xo_buffer;
-xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out); /* zero-filled, bytes > 0 */
+XO_API xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out); /* zero-filled, bytes > 0 */
 /* offset and bytes count bytes (op offsets count elements) */
-xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes);
+XO_API xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes);
 /* offset and bytes count bytes; waits for the buffer's producers */
-xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes);
-size_t xo_buffer_size(const xo_buffer *b);
-void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op; a wrapped buffer's memory stays the caller's */
+XO_API xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes);
+XO_API size_t xo_buffer_size(const xo_buffer *b);
+XO_API void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op; a wrapped buffer's memory stays the caller's */
 
 /* Wrap memory the caller owns: the buffer's host copy IS `host` (no copy, any
  * alignment; devices that share host memory use it in place where it is 128-byte
@@ -83,13 +92,13 @@ void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op; a wrapped buffer's memory 
  * does not free it. bytes == 0 or host == NULL: XO_ERR_INVALID_ARGUMENT. A wrapped
  * buffer is used like any other: ops take element offsets, read and write byte offsets;
  * after xo_buffer_write returns, `host` holds the data. */
-xo_status xo_buffer_wrap(xo_context *ctx, void *host, size_t bytes, xo_buffer **out);
+XO_API xo_status xo_buffer_wrap(xo_context *ctx, void *host, size_t bytes, xo_buffer **out);
 /* Wait for b's producers (and for queued ops still reading `host` in place) and make
  * `host` current: after it the caller may read or write `host` directly. */
-xo_status xo_buffer_sync(xo_buffer *b);
+XO_API xo_status xo_buffer_sync(xo_buffer *b);
 /* The caller wrote `host` directly: every device copy is now stale (the next op on a
  * device moves the data there again). */
-xo_status xo_buffer_host_written(xo_buffer *b);
+XO_API xo_status xo_buffer_host_written(xo_buffer *b);
 
 /* ---- ops ------------------------------------------------------------------ */
 
@@ -125,144 +134,144 @@ typedef enum xo_softmax_op { XO_SOFTMAX, XO_LOG_SOFTMAX } xo_softmax_op;
  * beta == 0, C/y are not read; scal with alpha == 0 writes zeros; nrm2 neither
  * overflows nor underflows where the result is representable. */
 
-xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
-                   size_t m, size_t n, size_t k, float alpha,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *b, size_t b_off, size_t ldb, float beta,
-                   xo_buffer *c, size_t c_off, size_t ldc);
-xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
-                   size_t m, size_t n, size_t k, double alpha,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *b, size_t b_off, size_t ldb, double beta,
-                   xo_buffer *c, size_t c_off, size_t ldc);
-xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
-                   size_t m, size_t n, float alpha,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *x, size_t x_off, size_t incx, float beta,
-                   xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_dgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
-                   size_t m, size_t n, double alpha,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *x, size_t x_off, size_t incx, double beta,
-                   xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha,
-                   xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha,
-                   xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_sscal(xo_context *ctx, size_t n, float alpha,
-                   xo_buffer *x, size_t x_off, size_t incx);
-xo_status xo_dscal(xo_context *ctx, size_t n, double alpha,
-                   xo_buffer *x, size_t x_off, size_t incx);
-xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                  xo_buffer *y, size_t y_off, size_t incy,
-                  xo_buffer *out, size_t out_off); /* result stays in a buffer */
-xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                  xo_buffer *y, size_t y_off, size_t incy,
-                  xo_buffer *out, size_t out_off);
-xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *out, size_t out_off);
-xo_status xo_dnrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *out, size_t out_off);
-xo_status xo_sunary(xo_context *ctx, xo_unary_op op, size_t n,
-                    xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off); /* y may be x */
-xo_status xo_dunary(xo_context *ctx, xo_unary_op op, size_t n,
-                    xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off);
-xo_status xo_sbinary(xo_context *ctx, xo_binary_op op, size_t n,
-                     xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
-                     xo_buffer *c, size_t c_off); /* c may be a or b exactly */
-xo_status xo_dbinary(xo_context *ctx, xo_binary_op op, size_t n,
-                     xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
-                     xo_buffer *c, size_t c_off);
-xo_status xo_sbias(xo_context *ctx, size_t rows, size_t cols,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *bias, size_t bias_off); /* row-major: a[i][j] += bias[j] */
-xo_status xo_dbias(xo_context *ctx, size_t rows, size_t cols,
-                   xo_buffer *a, size_t a_off, size_t lda,
-                   xo_buffer *bias, size_t bias_off);
-xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n,
-                     xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
-xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n,
-                     xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
-xo_status xo_finish(xo_context *ctx); /* waits for all queued work */
+XO_API xo_status xo_sgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
+                          size_t m, size_t n, size_t k, float alpha,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *b, size_t b_off, size_t ldb, float beta,
+                          xo_buffer *c, size_t c_off, size_t ldc);
+XO_API xo_status xo_dgemm(xo_context *ctx, xo_layout layout, xo_transpose ta, xo_transpose tb,
+                          size_t m, size_t n, size_t k, double alpha,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *b, size_t b_off, size_t ldb, double beta,
+                          xo_buffer *c, size_t c_off, size_t ldc);
+XO_API xo_status xo_sgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                          size_t m, size_t n, float alpha,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *x, size_t x_off, size_t incx, float beta,
+                          xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_dgemv(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                          size_t m, size_t n, double alpha,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *x, size_t x_off, size_t incx, double beta,
+                          xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_saxpy(xo_context *ctx, size_t n, float alpha,
+                          xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_daxpy(xo_context *ctx, size_t n, double alpha,
+                          xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_sscal(xo_context *ctx, size_t n, float alpha,
+                          xo_buffer *x, size_t x_off, size_t incx);
+XO_API xo_status xo_dscal(xo_context *ctx, size_t n, double alpha,
+                          xo_buffer *x, size_t x_off, size_t incx);
+XO_API xo_status xo_sdot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                         xo_buffer *y, size_t y_off, size_t incy,
+                         xo_buffer *out, size_t out_off); /* result stays in a buffer */
+XO_API xo_status xo_ddot(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                         xo_buffer *y, size_t y_off, size_t incy,
+                         xo_buffer *out, size_t out_off);
+XO_API xo_status xo_snrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *out, size_t out_off);
+XO_API xo_status xo_dnrm2(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *out, size_t out_off);
+XO_API xo_status xo_sunary(xo_context *ctx, xo_unary_op op, size_t n,
+                           xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off); /* y may be x */
+XO_API xo_status xo_dunary(xo_context *ctx, xo_unary_op op, size_t n,
+                           xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off);
+XO_API xo_status xo_sbinary(xo_context *ctx, xo_binary_op op, size_t n,
+                            xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
+                            xo_buffer *c, size_t c_off); /* c may be a or b exactly */
+XO_API xo_status xo_dbinary(xo_context *ctx, xo_binary_op op, size_t n,
+                            xo_buffer *a, size_t a_off, xo_buffer *b, size_t b_off,
+                            xo_buffer *c, size_t c_off);
+XO_API xo_status xo_sbias(xo_context *ctx, size_t rows, size_t cols,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *bias, size_t bias_off); /* row-major: a[i][j] += bias[j] */
+XO_API xo_status xo_dbias(xo_context *ctx, size_t rows, size_t cols,
+                          xo_buffer *a, size_t a_off, size_t lda,
+                          xo_buffer *bias, size_t bias_off);
+XO_API xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n,
+                            xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
+XO_API xo_status xo_dreduce(xo_context *ctx, xo_reduce_op op, size_t n,
+                            xo_buffer *x, size_t x_off, xo_buffer *out, size_t out_off);
+XO_API xo_status xo_finish(xo_context *ctx); /* waits for all queued work */
 
 /* ---- ops added in 0.3 (offsets, increments, leading dimensions: elements) ---- */
 
-xo_status xo_scopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *y, size_t y_off, size_t incy); /* bit-exact; y may be x exactly */
-xo_status xo_dcopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
-                   xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_sfill(xo_context *ctx, size_t n, float value,
-                   xo_buffer *x, size_t x_off, size_t incx); /* never reads x */
-xo_status xo_dfill(xo_context *ctx, size_t n, double value,
-                   xo_buffer *x, size_t x_off, size_t incx);
-xo_status xo_saxpby(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off,
-                    size_t incx, float beta, xo_buffer *y, size_t y_off, size_t incy);
-                    /* y = alpha*x + beta*y */
-xo_status xo_daxpby(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off,
-                    size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy);
-xo_status xo_sger(xo_context *ctx, xo_layout layout, size_t m, size_t n, float alpha,
-                  xo_buffer *x, size_t x_off, size_t incx,
-                  xo_buffer *y, size_t y_off, size_t incy,
-                  xo_buffer *a, size_t a_off, size_t lda); /* A += alpha x y^T */
-xo_status xo_dger(xo_context *ctx, xo_layout layout, size_t m, size_t n, double alpha,
-                  xo_buffer *x, size_t x_off, size_t incx,
-                  xo_buffer *y, size_t y_off, size_t incy,
-                  xo_buffer *a, size_t a_off, size_t lda);
-xo_status xo_sbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
-                            xo_buffer *a, size_t a_off, float s,
-                            xo_buffer *c, size_t c_off); /* c[i] = a[i] op s; c may be a */
-xo_status xo_dbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
-                            xo_buffer *a, size_t a_off, double s,
-                            xo_buffer *c, size_t c_off);
-xo_status xo_sscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
-                       xo_buffer *x, size_t x_off, size_t incx);
-                       /* x *= s[s_off], read on the device that runs the op: no host sync */
-xo_status xo_dscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
-                       xo_buffer *x, size_t x_off, size_t incx);
-xo_status xo_ssoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
-                      xo_buffer *x, size_t x_off, size_t ldx,
-                      xo_buffer *y, size_t y_off, size_t ldy);
-                      /* row-major, along each row, max subtracted; y may be x with ldy == ldx */
-xo_status xo_dsoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
-                      xo_buffer *x, size_t x_off, size_t ldx,
-                      xo_buffer *y, size_t y_off, size_t ldy);
-xo_status xo_sreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
-                          xo_buffer *x, size_t x_off, size_t ldx, int axis,
-                          xo_buffer *out, size_t out_off);
-                          /* row-major; axis 0: out[j] = op over i of x[i][j] (cols results);
-                             axis 1: out[i] = op over j of x[i][j] (rows results) */
-xo_status xo_dreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
-                          xo_buffer *x, size_t x_off, size_t ldx, int axis,
-                          xo_buffer *out, size_t out_off);
-xo_status xo_sgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
-                            xo_transpose tb, size_t m, size_t n, size_t k, float alpha,
-                            xo_buffer *a, size_t a_off, size_t lda,
-                            xo_buffer *b, size_t b_off, size_t ldb, float beta,
-                            xo_buffer *c, size_t c_off, size_t ldc,
-                            xo_buffer *bias, size_t bias_off, xo_unary_op act);
-                            /* C = act(alpha op(A) op(B) + beta C + bias): bias[j] (n elements,
-                               or NULL: none) added to column j; act a forward xo_unary_op or
-                               XO_IDENTITY; one pass over C */
-xo_status xo_dgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
-                            xo_transpose tb, size_t m, size_t n, size_t k, double alpha,
-                            xo_buffer *a, size_t a_off, size_t lda,
-                            xo_buffer *b, size_t b_off, size_t ldb, double beta,
-                            xo_buffer *c, size_t c_off, size_t ldc,
-                            xo_buffer *bias, size_t bias_off, xo_unary_op act);
+XO_API xo_status xo_scopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *y, size_t y_off, size_t incy); /* bit-exact; y may be x exactly */
+XO_API xo_status xo_dcopy(xo_context *ctx, size_t n, xo_buffer *x, size_t x_off, size_t incx,
+                          xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_sfill(xo_context *ctx, size_t n, float value,
+                          xo_buffer *x, size_t x_off, size_t incx); /* never reads x */
+XO_API xo_status xo_dfill(xo_context *ctx, size_t n, double value,
+                          xo_buffer *x, size_t x_off, size_t incx);
+XO_API xo_status xo_saxpby(xo_context *ctx, size_t n, float alpha, xo_buffer *x, size_t x_off,
+                           size_t incx, float beta, xo_buffer *y, size_t y_off, size_t incy);
+                           /* y = alpha*x + beta*y */
+XO_API xo_status xo_daxpby(xo_context *ctx, size_t n, double alpha, xo_buffer *x, size_t x_off,
+                           size_t incx, double beta, xo_buffer *y, size_t y_off, size_t incy);
+XO_API xo_status xo_sger(xo_context *ctx, xo_layout layout, size_t m, size_t n, float alpha,
+                         xo_buffer *x, size_t x_off, size_t incx,
+                         xo_buffer *y, size_t y_off, size_t incy,
+                         xo_buffer *a, size_t a_off, size_t lda); /* A += alpha x y^T */
+XO_API xo_status xo_dger(xo_context *ctx, xo_layout layout, size_t m, size_t n, double alpha,
+                         xo_buffer *x, size_t x_off, size_t incx,
+                         xo_buffer *y, size_t y_off, size_t incy,
+                         xo_buffer *a, size_t a_off, size_t lda);
+XO_API xo_status xo_sbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
+                                   xo_buffer *a, size_t a_off, float s,
+                                   xo_buffer *c, size_t c_off); /* c[i] = a[i] op s; c may be a */
+XO_API xo_status xo_dbinary_scalar(xo_context *ctx, xo_binary_op op, size_t n,
+                                   xo_buffer *a, size_t a_off, double s,
+                                   xo_buffer *c, size_t c_off);
+XO_API xo_status xo_sscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
+                              xo_buffer *x, size_t x_off, size_t incx);
+                              /* x *= s[s_off], read on the device that runs the op: no host sync */
+XO_API xo_status xo_dscale_by(xo_context *ctx, size_t n, xo_buffer *s, size_t s_off,
+                              xo_buffer *x, size_t x_off, size_t incx);
+XO_API xo_status xo_ssoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
+                             xo_buffer *x, size_t x_off, size_t ldx,
+                             xo_buffer *y, size_t y_off, size_t ldy);
+                             /* row-major, along each row, max subtracted; y may be x with ldy == ldx */
+XO_API xo_status xo_dsoftmax(xo_context *ctx, xo_softmax_op op, size_t rows, size_t cols,
+                             xo_buffer *x, size_t x_off, size_t ldx,
+                             xo_buffer *y, size_t y_off, size_t ldy);
+XO_API xo_status xo_sreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
+                                 xo_buffer *x, size_t x_off, size_t ldx, int axis,
+                                 xo_buffer *out, size_t out_off);
+                                 /* row-major; axis 0: out[j] = op over i of x[i][j] (cols results);
+                                    axis 1: out[i] = op over j of x[i][j] (rows results) */
+XO_API xo_status xo_dreduce_axis(xo_context *ctx, xo_reduce_op op, size_t rows, size_t cols,
+                                 xo_buffer *x, size_t x_off, size_t ldx, int axis,
+                                 xo_buffer *out, size_t out_off);
+XO_API xo_status xo_sgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                                   xo_transpose tb, size_t m, size_t n, size_t k, float alpha,
+                                   xo_buffer *a, size_t a_off, size_t lda,
+                                   xo_buffer *b, size_t b_off, size_t ldb, float beta,
+                                   xo_buffer *c, size_t c_off, size_t ldc,
+                                   xo_buffer *bias, size_t bias_off, xo_unary_op act);
+                                   /* C = act(alpha op(A) op(B) + beta C + bias): bias[j] (n elements,
+                                      or NULL: none) added to column j; act a forward xo_unary_op or
+                                      XO_IDENTITY; one pass over C */
+XO_API xo_status xo_dgemm_bias_act(xo_context *ctx, xo_layout layout, xo_transpose ta,
+                                   xo_transpose tb, size_t m, size_t n, size_t k, double alpha,
+                                   xo_buffer *a, size_t a_off, size_t lda,
+                                   xo_buffer *b, size_t b_off, size_t ldb, double beta,
+                                   xo_buffer *c, size_t c_off, size_t ldc,
+                                   xo_buffer *bias, size_t bias_off, xo_unary_op act);
 
 /* Softmax cross-entropy over integer class labels (0.4), row-major: per row i with
  * label c = labels[labels_off + i] (int32), loss[i] = -log_softmax(x_i)[c] and grad row
  * i = scale * (softmax(x_i) - onehot(c)), in one pass over x. grad may be NULL (loss
  * only), or x itself with ldg == ldx. A label outside [0, cols) marks the row ignored:
  * its loss and gradient are 0. labels_off counts int32 elements. */
-xo_status xo_ssoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
+XO_API xo_status xo_ssoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
                            xo_buffer *x, size_t x_off, size_t ldx,
                            xo_buffer *labels, size_t labels_off, float scale,
                            xo_buffer *loss, size_t loss_off,
                            xo_buffer *grad, size_t grad_off, size_t ldg);
-xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
+XO_API xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
                            xo_buffer *x, size_t x_off, size_t ldx,
                            xo_buffer *labels, size_t labels_off, double scale,
                            xo_buffer *loss, size_t loss_off,
@@ -282,14 +291,14 @@ typedef struct xo_decision {
     int ndevices;
     xo_estimate est[XO_MAX_DEVICES];
 } xo_decision;
-xo_status xo_last_decision(const xo_context *ctx, xo_decision *out);
+XO_API xo_status xo_last_decision(const xo_context *ctx, xo_decision *out);
 
 typedef struct xo_stats {
     uint64_t ops, bytes_in, bytes_out, transfers, fallbacks;
     double busy_us;
 } xo_stats;
-xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out);
-xo_status xo_stats_reset(xo_context *ctx);
+XO_API xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out);
+XO_API xo_status xo_stats_reset(xo_context *ctx);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,7 @@ void xo__cpu_scale_output(const xo_op_desc *op)
             return xo__cpu_too_big(host);                                                            \
     } while (0)
 
-xo_status xo__cpu_gemm(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_gemm(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     if (op->k == 0 || op->alpha == 0) {
         (void)host, (void)pool;
@@ -84,7 +84,7 @@ xo_status xo__cpu_gemm(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-xo_status xo__cpu_gemv(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_gemv(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
@@ -97,7 +97,7 @@ xo_status xo__cpu_gemv(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-xo_status xo__cpu_axpy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     if (S)
@@ -107,7 +107,7 @@ xo_status xo__cpu_axpy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-xo_status xo__cpu_scal(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     if (op->alpha == 0)
@@ -119,21 +119,21 @@ xo_status xo__cpu_scal(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-xo_status xo__cpu_dot(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_dot(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     xo__cpu_store(op, 2, N == 0 ? 0.0 : S ? (double)cblas_sdot(N, P(0), IX, P(1), IY) : cblas_ddot(N, P(0), IX, P(1), IY));
     return XO_OK;
 }
 
-xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     xo__cpu_store(op, 1, N == 0 ? 0.0 : S ? (double)cblas_snrm2(N, P(0), IX) : cblas_dnrm2(N, P(0), IX));
     return XO_OK;
 }
 
-xo_status xo__cpu_copy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     if (S)
@@ -143,7 +143,7 @@ xo_status xo__cpu_copy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-xo_status xo__cpu_ger(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_ger(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;

@@ -183,46 +183,46 @@ static void bias_range(void *arg, size_t b, size_t e, int c)
 }
 
 /* x (strided by inc) = s x, or = s everywhere (fill). */
-static xo_status vector_op(xo_cpu_pool *pool, job *j, xo_cpu_range_fn fn, void *v, size_t inc, double s)
+static xo_status vector_op(xo__cpu_pool *pool, job *j, xo__cpu_range_fn fn, void *v, size_t inc, double s)
 {
     j->v = v;
     j->inc = inc;
     j->s = s;
-    xo_cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
+    xo__cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
     return XO_OK;
 }
 
 /* ---- the ops --------------------------------------------------------------------- */
 
-xo_status xo__cpu_unary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
-    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j);
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j);
     return XO_OK;
 }
 
-xo_status xo__cpu_binary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_binary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
-    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j);
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j);
     return XO_OK;
 }
 
-xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
-    xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j);
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j);
     return XO_OK;
 }
 
 /* x[i*incx] = alpha; x is never read. */
-xo_status xo__cpu_fill(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_fill(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
@@ -231,7 +231,7 @@ xo_status xo__cpu_fill(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_o
 }
 
 /* x *= s[0]: s, then x with inc[0]. */
-xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
@@ -241,14 +241,14 @@ xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo_cpu_pool *pool, const 
 }
 
 /* y = alpha x + beta y: beta == 0 never reads y, alpha == 0 never reads x. */
-xo_status xo__cpu_axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     job j;
     job_init(&j, op);
     if (op->beta == 0.0 && op->alpha == 0.0)
         return vector_op(pool, &j, fill_range, j.p[1], op->inc[1], 0.0);
     if (op->beta == 0.0) {
-        xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, &j);
+        xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, &j);
         return XO_OK;
     }
     if (op->alpha == 0.0)
@@ -264,13 +264,13 @@ xo_status xo__cpu_axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_
 }
 
 /* Row-major a[i][j] += bias[j]. */
-xo_status xo__cpu_bias(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_bias(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
     size_t rows_grain = XO_CPU_GRAIN / (op->n ? op->n : 1);
-    xo_cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
+    xo__cpu_parallel_for(pool, op->m, rows_grain ? rows_grain : 1, bias_range, &j);
     return XO_OK;
 }
 

@@ -46,7 +46,7 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
     }
 }
 
-static void epilogue(xo_cpu_pool *pool, job *j, size_t first, size_t count, size_t inner)
+static void epilogue(xo__cpu_pool *pool, job *j, size_t first, size_t count, size_t inner)
 {
     const xo_op_desc *op = j->op;
     if (op->narg < 4 && op->subop == XO_IDENTITY)
@@ -62,12 +62,12 @@ static void epilogue(xo_cpu_pool *pool, job *j, size_t first, size_t count, size
         return;
     }
     size_t grain = XO_CPU_GRAIN / (inner ? inner : 1);
-    xo_cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
+    xo__cpu_parallel_for(pool, count, grain ? grain : 1, epilogue_range, j);
 }
 
 /* C = act(alpha op(A) op(B) + beta C + bias), fused: the gemm runs on blocks of C's
  * lines and each block gets its epilogue right after its gemm, while it is in cache. */
-xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     job jb = {op, {NULL, NULL, NULL, NULL}, 0}, *j = &jb;
     for (int i = 0; i < op->narg; i++)

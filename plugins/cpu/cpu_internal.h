@@ -12,43 +12,43 @@
 
 /* A small persistent pool for the elementwise loops. One op uses it at a time; a
  * caller that finds it busy runs its loop alone (never more threads than XO_THREADS). */
-typedef struct xo_cpu_pool xo_cpu_pool;
-typedef void (*xo_cpu_range_fn)(void *arg, size_t begin, size_t end, int chunk);
-xo_status xo_cpu_pool_create(int threads, xo_cpu_pool **out);
-void xo_cpu_pool_destroy(xo_cpu_pool *p);
-int xo_cpu_pool_threads(const xo_cpu_pool *p);
+typedef struct xo__cpu_pool xo__cpu_pool;
+typedef void (*xo__cpu_range_fn)(void *arg, size_t begin, size_t end, int chunk);
+xo_status xo__cpu_pool_create(int threads, xo__cpu_pool **out);
+void xo__cpu_pool_destroy(xo__cpu_pool *p);
+int xo__cpu_pool_threads(const xo__cpu_pool *p);
 /* Run fn over [0, n) split into at most `threads` chunks (chunk index passed), when n
  * is at least `grain`; otherwise inline on the caller. Returns the number of chunks used. */
-int xo_cpu_parallel_for(xo_cpu_pool *p, size_t n, size_t grain, xo_cpu_range_fn fn, void *arg);
+int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg);
 
 /* One entry per op kind (cpu_plugin.c's table): run `op` on host memory. */
-typedef xo_status (*xo__cpu_op_fn)(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+typedef xo_status (*xo__cpu_op_fn)(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 
 /* The op families, one file each. */
 /* cpu_blas.c: OpenBLAS's routines */
-xo_status xo__cpu_gemm(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_gemv(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_axpy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_scal(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_dot(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_copy(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_ger(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_gemm(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_gemv(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_dot(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_ger(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_elementwise.c: our loops, one pass over the elements */
-xo_status xo__cpu_unary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_binary(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_fill(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_axpby(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_bias(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_binary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_fill(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_bias(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_reduce.c: reductions and the ops built on them */
-xo_status xo__cpu_reduce(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_softmax(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_reduce(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_fused.c: gemm with its epilogue */
-xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 
 /* Shared by the family files (cpu_blas.c). */
 void *xo__cpu_ptr(const xo_op_desc *op, int i);              /* operand i's first element */

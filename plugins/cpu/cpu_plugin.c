@@ -13,7 +13,7 @@
 
 typedef struct cpu_state {
     const xo_plugin_host *host;
-    xo_cpu_pool *pool;
+    xo__cpu_pool *pool;
     xo_device_info info;
 } cpu_state;
 
@@ -90,7 +90,7 @@ static xo_status cpu_init(const xo_plugin_host *host, void **out_state, int *out
     int threads = host->threads < 1 ? 1 : host->threads > XO_CPU_MAX_THREADS ? XO_CPU_MAX_THREADS : host->threads;
     /* OpenBLAS and our pool never run at once within one op, and both stay within XO_THREADS. */
     openblas_set_num_threads(threads);
-    if (xo_cpu_pool_create(threads, &s->pool) != XO_OK) {
+    if (xo__cpu_pool_create(threads, &s->pool) != XO_OK) {
         free(s);
         return host->set_error(XO_ERR_OUT_OF_MEMORY, "cpu plugin: cannot create its thread pool");
     }
@@ -113,7 +113,7 @@ static void cpu_shutdown(void *state)
     cpu_state *s = state;
     if (!s)
         return;
-    xo_cpu_pool_destroy(s->pool);
+    xo__cpu_pool_destroy(s->pool);
     free(s);
 }
 

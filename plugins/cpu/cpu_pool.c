@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-struct xo_cpu_pool {
+struct xo__cpu_pool {
     int nworkers;
     pthread_t *workers;
     pthread_mutex_t busy;   /* held by the op that owns the pool */
@@ -12,13 +12,13 @@ struct xo_cpu_pool {
     pthread_cond_t start, done;
     unsigned generation;
     int pending, stop;
-    xo_cpu_range_fn fn;
+    xo__cpu_range_fn fn;
     void *arg;
     size_t n;
     int chunks;
 };
 
-static void run_chunk(xo_cpu_pool *p, int c)
+static void run_chunk(xo__cpu_pool *p, int c)
 {
     size_t per = p->n / (size_t)p->chunks, rem = p->n % (size_t)p->chunks;
     size_t b = (size_t)c * per + ((size_t)c < rem ? (size_t)c : rem);
@@ -29,7 +29,7 @@ static void run_chunk(xo_cpu_pool *p, int c)
 
 static void *worker_main(void *arg)
 {
-    xo_cpu_pool *p = arg;
+    xo__cpu_pool *p = arg;
     int id = -1;
     unsigned seen = 0;
     pthread_mutex_lock(&p->lock);
@@ -55,9 +55,9 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-xo_status xo_cpu_pool_create(int threads, xo_cpu_pool **out)
+xo_status xo__cpu_pool_create(int threads, xo__cpu_pool **out)
 {
-    xo_cpu_pool *p = calloc(1, sizeof *p);
+    xo__cpu_pool *p = calloc(1, sizeof *p);
     if (!p)
         return XO_ERR_OUT_OF_MEMORY;
     pthread_mutex_init(&p->busy, NULL);
@@ -77,7 +77,7 @@ xo_status xo_cpu_pool_create(int threads, xo_cpu_pool **out)
     return XO_OK;
 }
 
-void xo_cpu_pool_destroy(xo_cpu_pool *p)
+void xo__cpu_pool_destroy(xo__cpu_pool *p)
 {
     if (!p)
         return;
@@ -95,9 +95,9 @@ void xo_cpu_pool_destroy(xo_cpu_pool *p)
     free(p);
 }
 
-int xo_cpu_pool_threads(const xo_cpu_pool *p) { return p->nworkers + 1; }
+int xo__cpu_pool_threads(const xo__cpu_pool *p) { return p->nworkers + 1; }
 
-int xo_cpu_parallel_for(xo_cpu_pool *p, size_t n, size_t grain, xo_cpu_range_fn fn, void *arg)
+int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg)
 {
     if (p->nworkers == 0 || n < grain || pthread_mutex_trylock(&p->busy) != 0) {
         fn(arg, 0, n, 0);

@@ -223,7 +223,7 @@ static size_t rows_grain(size_t cols)
 
 /* ---- the ops --------------------------------------------------------------------- */
 
-xo_status xo__cpu_reduce(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_reduce(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     if (op->n == 0) {
@@ -232,7 +232,7 @@ xo_status xo__cpu_reduce(const xo_plugin_host *host, xo_cpu_pool *pool, const xo
     }
     job j;
     job_init(&j, op);
-    int chunks = xo_cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
+    int chunks = xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
     double r = j.partial[0];
     for (int c = 1; c < chunks; c++)
         r = op->subop == XO_SUM ? r + j.partial[c] : (j.partial[c] > r ? j.partial[c] : r);
@@ -240,7 +240,7 @@ xo_status xo__cpu_reduce(const xo_plugin_host *host, xo_cpu_pool *pool, const xo
     return XO_OK;
 }
 
-xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
@@ -254,26 +254,26 @@ xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo_cpu_pool *pool, con
                 ((double *)j.p[1])[i] = 0.0;
         return XO_OK;
     }
-    xo_cpu_parallel_for(pool, results, rows_grain(over), reduce_axis_range, &j);
+    xo__cpu_parallel_for(pool, results, rows_grain(over), reduce_axis_range, &j);
     return XO_OK;
 }
 
-xo_status xo__cpu_softmax(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
-    xo_cpu_parallel_for(pool, op->m, rows_grain(op->n), softmax_range, &j);
+    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), softmax_range, &j);
     return XO_OK;
 }
 
 /* Labels (operand 1) are int32 whatever the dtype: their offset counts int32s. */
-xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo_cpu_pool *pool, const xo_op_desc *op)
+xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
     job j;
     job_init(&j, op);
     j.p[1] = (int32_t *)op->arg[1].host + op->arg[1].off;
-    xo_cpu_parallel_for(pool, op->m, rows_grain(op->n), xent_range, &j);
+    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), xent_range, &j);
     return XO_OK;
 }

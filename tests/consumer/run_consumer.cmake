@@ -1,5 +1,8 @@
 # cmake -P script: build consumer.c against the installed crossover (MODE cmake or
-# pkg-config) and run it. Fails on any step.
+# pkg-config) and run it. Fails on any step. In pkg-config mode: the static build
+# (`pkg-config --static crossover`) must run with no LD_LIBRARY_PATH and name no
+# libcrossover.so; the shared one (crossover-shared.pc) must name it; the .pc versions
+# must be crossover.h's.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 function(run)
@@ -21,22 +24,59 @@ else()
   file(GLOB pcdirs ${PREFIX}/lib*/pkgconfig ${PREFIX}/lib/*/pkgconfig)
   string(REPLACE ";" ":" pcpath "${pcdirs}")
   set(ENV{PKG_CONFIG_PATH} "${pcpath}")
-  run(${PKG_CONFIG} --static --cflags --libs crossover cmocka)
-  string(STRIP "${LAST_OUT}" flags)
-  separate_arguments(flags UNIX_COMMAND "${flags}")
+  # The programs must start with nothing set: whatever they need from the prefix they
+  # find through what pkg-config gave them, not through the environment.
+  unset(ENV{LD_LIBRARY_PATH})
   separate_arguments(extra UNIX_COMMAND "${EXTRA}")
-  # -lcrossover finds libcrossover.so where both are installed: the run needs its directory.
-  file(GLOB libdirs ${PREFIX}/lib ${PREFIX}/lib64 ${PREFIX}/lib/*-linux-gnu)
-  set(rpath "")
-  foreach(d IN LISTS libdirs)
-    list(APPEND rpath "-Wl,-rpath,${d}")
-  endforeach()
-  run(${CC} -std=c11 ${extra} -o ${WORK}/consumer ${SRC}/consumer.c ${flags} ${rpath})
+  function(pc_build out src)  # pc_build(OUT SRC [LINK flags...] PACKAGES pkg-config args...)
+    cmake_parse_arguments(B "" "" "LINK;PACKAGES" ${ARGN})
+    run(${PKG_CONFIG} ${B_PACKAGES})
+    string(STRIP "${LAST_OUT}" flags)
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    run(${CC} -std=c11 ${extra} -o ${out} ${src} ${flags} ${B_LINK})
+  endfunction()
+  # Which shared libraries a program names (DT_NEEDED), checked where readelf exists.
+  function(needed var exe)
+    set(${var} "" PARENT_SCOPE)
+    if(READELF)
+      run(${READELF} -d ${exe})
+      set(${var} "${LAST_OUT}" PARENT_SCOPE)
+    endif()
+  endfunction()
+
+  # Static use, as README and CONTRACT.md give it: the archive is linked in, so the
+  # program runs without LD_LIBRARY_PATH and names no libcrossover.so.
+  pc_build(${WORK}/consumer ${SRC}/consumer.c PACKAGES --static --cflags --libs crossover cmocka)
   run(${WORK}/consumer)
-  run(${PKG_CONFIG} --cflags --libs crossover-blas)
-  string(STRIP "${LAST_OUT}" flags)
-  separate_arguments(flags UNIX_COMMAND "${flags}")
-  run(${CC} -std=c11 ${extra} -o ${WORK}/blas_consumer ${SRC}/blas_consumer.c ${flags} ${rpath})
+  needed(n ${WORK}/consumer)
+  if(n MATCHES "libcrossover")
+    message(FATAL_ERROR "pkg-config --static crossover linked the shared library:\n${n}")
+  endif()
+
+  # The versions agree: crossover.h's (installed crossover/version.h) and the .pc files'.
+  file(STRINGS "${PREFIX}/include/crossover/version.h" vline REGEX "define XO_VERSION_STRING")
+  string(REGEX MATCH "\"([^\"]+)\"" _ "${vline}")
+  foreach(pc crossover crossover-shared crossover-blas)
+    run(${PKG_CONFIG} --modversion ${pc})
+    string(STRIP "${LAST_OUT}" v)
+    if(NOT v STREQUAL CMAKE_MATCH_1)
+      message(FATAL_ERROR "${pc}.pc says version ${v}, crossover.h says ${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+
+  # Shared use: crossover-shared.pc (and crossover-blas.pc); the program finds the
+  # libraries through an rpath to the package's libdir.
+  run(${PKG_CONFIG} --variable=libdir crossover-shared)
+  string(STRIP "${LAST_OUT}" libdir)
+  pc_build(${WORK}/consumer_shared ${SRC}/consumer.c LINK -Wl,-rpath,${libdir} -lm # consumer.c's own
+           PACKAGES --cflags --libs crossover-shared cmocka)
+  run(${WORK}/consumer_shared)
+  needed(n ${WORK}/consumer_shared)
+  if(READELF AND NOT n MATCHES "libcrossover\\.so")
+    message(FATAL_ERROR "pkg-config crossover-shared did not link libcrossover.so:\n${n}")
+  endif()
+  pc_build(${WORK}/blas_consumer ${SRC}/blas_consumer.c LINK -Wl,-rpath,${libdir}
+           PACKAGES --cflags --libs crossover-blas)
   run(${WORK}/blas_consumer)
 endif()
 message(STATUS "consumer (${MODE}) built and passed")
