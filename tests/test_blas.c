@@ -44,11 +44,28 @@ void xerbla_(const char *srname, const int *info, size_t len)
     g_info = *info;
     g_calls++;
 }
+/* As the CBLAS testers' handler (Reference-LAPACK CBLAS/testing): a routine reports the
+ * INFO of the column-major call it became; for a row-major call (the tester's RowMajorStrg,
+ * g_row_major here) the handler renumbers it as the caller wrote the call. g_raw keeps
+ * what the routine passed. */
+static int g_row_major, g_raw;
+static int tester_renumber(const char *rout, int info)
+{
+    static const struct { const char *name; int a, b, c, d; } swaps[] = {
+        {"gemm", 4, 5, 9, 11}, {"gemv", 3, 4, 0, 0}, {"ger", 2, 3, 6, 8}};
+    const char *op = rout + strlen("cblas_x");
+    for (size_t i = 0; i < sizeof swaps / sizeof swaps[0]; i++)
+        if (strcmp(op, swaps[i].name) == 0)
+            return info == swaps[i].a ? swaps[i].b : info == swaps[i].b ? swaps[i].a
+                 : info == swaps[i].c ? swaps[i].d : info == swaps[i].d ? swaps[i].c : info;
+    return info;
+}
 void cblas_xerbla(blasint p, char *rout, char *form, ...)
 {
     (void)form;
     snprintf(g_name, sizeof g_name, "%s", rout);
-    g_info = (int)p;
+    g_raw = (int)p;
+    g_info = g_row_major ? tester_renumber(rout, (int)p) : (int)p;
     g_calls++;
 }
 #define EXPECT_ERROR(call, name, info)                                     \
@@ -385,9 +402,11 @@ static void test_errors(void **state)
                         (double[]){0}, (double *)c, &two, 1, 1),
                  "DGEMM ", 3);
     /* cblas_sgemm: layout 1, TransA 2, TransB 3, M 4, N 5, K 6, lda 9, ldb 11, ldc 14 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sgemm(99, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sgemm(o, 7, CblasNoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 2);
         EXPECT_ERROR(cblas_sgemm(o, CblasNoTrans, 7, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 3);
         EXPECT_ERROR(cblas_sgemm(o, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 4);
@@ -408,9 +427,11 @@ static void test_errors(void **state)
                         (double *)c, &one, 1),
                  "DGEMV ", 6);
     /* cblas_sgemv: layout 1, TransA 2, M 3, N 4, lda 7, incX 9, incY 12 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sgemv(0, CblasNoTrans, 2, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sgemv(o, 0, 2, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 2);
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, -1, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 3);
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, 2, -1, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 4);
@@ -426,21 +447,38 @@ static void test_errors(void **state)
     EXPECT_ERROR(sger_(&two, &two, &al, a, &one, a, &one, c, &one), "SGER  ", 9);
     EXPECT_ERROR(dger_(&two, &two, (double[]){1}, (double *)a, &one, (double *)a, &zero, (double *)c, &two), "DGER  ", 7);
     /* cblas_sger: layout 1, M 2, N 3, incX 6, incY 8, lda 10 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sger(5, 2, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sger(o, -1, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 2);
         EXPECT_ERROR(cblas_sger(o, 2, -1, 1, a, 1, a, 1, c, 2), "cblas_sger", 3);
         EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 0, a, 1, c, 2), "cblas_sger", 6);
         EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 1, a, 0, c, 2), "cblas_sger", 8);
         EXPECT_ERROR(cblas_sger(o, 3, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     }
+    g_row_major = 1;
     EXPECT_ERROR(cblas_dger(CblasRowMajor, 2, 2, 1, (double *)a, 1, (double *)a, 0, (double *)c, 2), "cblas_dger", 8);
     /* lda is checked against the leading dimension of A in its layout: M, or N row-major */
     EXPECT_ERROR(cblas_sger(CblasRowMajor, 2, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
-    EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     /* Row-major checks the column-major call it becomes: lda >= max(1, N) there. */
     EXPECT_ERROR(cblas_sgemv(CblasRowMajor, CblasNoTrans, 5, 3, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 7);
+    /* What the routine itself passes for a row-major call is the column-major call's INFO + 1,
+     * as reference CBLAS: M of cblas_sgemv is N of SGEMV (3, +1), M of cblas_sger N of SGER,
+     * M of cblas_dgemm N of DGEMM; incX of cblas_dger is INCY of DGER (7, +1). */
+    EXPECT_ERROR(cblas_sgemv(CblasRowMajor, CblasNoTrans, -1, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 3);
+    assert_int_equal(g_raw, 4);
+    EXPECT_ERROR(cblas_sger(CblasRowMajor, -1, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 2);
+    assert_int_equal(g_raw, 3);
+    EXPECT_ERROR(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, (double *)a, 2, (double *)a, 2, 0,
+                             (double *)c, 2),
+                 "cblas_dgemm", 4);
+    assert_int_equal(g_raw, 5);
+    EXPECT_ERROR(cblas_dger(CblasRowMajor, 2, 2, 1, (double *)a, 0, (double *)a, 1, (double *)c, 2), "cblas_dger", 6);
+    assert_int_equal(g_raw, 8);
+    g_row_major = 0;
+    EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     g_calls = 0;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, 1, 3, 1, a, 3, a, 1, 0, c, 1); /* lda 3 >= N: legal */
     assert_int_equal(g_calls, 0);

@@ -105,6 +105,10 @@ __attribute__((constructor)) static void load_cpu_blas(void)
     XO_BLAS_FORTRAN(XO_BLAS_RESOLVE)
     XO_BLAS_CBLAS(XO_BLAS_RESOLVE)
     XO_BLAS_POINTERS(XO_BLAS_RESOLVE)
+    void *row_major = dlsym(h, "RowMajorStrg");
+    Dl_info where;
+    if (row_major && dladdr(row_major, &where) && where.dli_fbase != self.dli_fbase)
+        xo__blas_cpu_row_major = row_major;
     g_set_threads = xo__fwd_openblas_set_num_threads == missing ? any_threads
                                                                  : (void (*)(int))xo__fwd_openblas_set_num_threads;
     xo__fwd_openblas_set_num_threads = (void (*)(void))set_threads_if_asked;

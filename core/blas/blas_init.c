@@ -1,6 +1,5 @@
 /* The drop-in's context, the size thresholds the cost model gives, the placed path's
- * wrapping of the caller's memory, the call counts printed at exit, and the default
- * error handlers (xerbla_, cblas_xerbla: weak, so a program's own take over). */
+ * wrapping of the caller's memory, and the call counts printed at exit. */
 #include "xo_blas.h"
 
 #include <math.h>
@@ -227,28 +226,3 @@ static void print_summary(void)
                 fputc('\n', stderr);
             }
 }
-
-/* ---- error handlers -------------------------------------------------------------------- */
-
-/* Reference BLAS's message; unlike reference XERBLA we do not STOP the program: a
- * library never ends its caller. A program's own xerbla_ replaces this one. */
-__attribute__((weak)) void xerbla_(const char *srname, const int *info, size_t len)
-{
-    int n = 0;
-    while ((size_t)n < len && n < 32 && srname[n] && srname[n] != ' ')
-        n++;
-    fprintf(stderr, " ** On entry to %.*s parameter number %2d had an illegal value\n", n, srname, *info);
-}
-
-/* Reference CBLAS's message, again without ending the program. */
-__attribute__((weak)) void cblas_xerbla(blasint p, char *rout, char *form, ...)
-{
-    if (p)
-        fprintf(stderr, "Parameter %d to routine %s was incorrect\n", (int)p, rout);
-    va_list ap;
-    va_start(ap, form);
-    vfprintf(stderr, form, ap);
-    va_end(ap);
-}
-
-void xo__blas_xerbla(const char *name6, int info) { xerbla_(name6, &info, 6); }

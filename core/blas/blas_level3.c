@@ -11,8 +11,9 @@ static int gemm_info(int ta, int tb, int m, int n, int k, int lda, int ldb, int 
          : ldb < xo__blas_max1(nrowb) ? 10 : ldc < xo__blas_max1(m) ? 13 : 0;
 }
 
-/* Reference CBLAS's INFO for cblas_?gemm: the layout, the transposes, then xGEMM's checks
- * on the column-major call a row-major one becomes, numbered as CBLAS parameters. */
+/* The INFO reference CBLAS hands cblas_xerbla for cblas_?gemm: layout 1, TransA 2, TransB
+ * 3, then xGEMM's INFO + 1 on the column-major call (row-major: A and B, M and N swapped);
+ * cblas_xerbla renumbers a row-major one as the caller wrote the call. */
 static int cblas_gemm_info(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb, int ldc)
 {
     if (layout != CblasColMajor && layout != CblasRowMajor)
@@ -21,13 +22,7 @@ static int cblas_gemm_info(int layout, int ta, int tb, int m, int n, int k, int 
         return !ta ? 2 : 3;
     int info = layout == CblasColMajor ? gemm_info(ta, tb, m, n, k, lda, ldb, ldc)
                                        : gemm_info(tb, ta, n, m, k, ldb, lda, ldc);
-    if (!info)
-        return 0;
-    info++; /* CBLAS counts the layout as parameter 1 */
-    if (layout == CblasColMajor)
-        return info;
-    static const int row_major[15] = {[4] = 5, [5] = 4, [9] = 11, [11] = 9};
-    return row_major[info] ? row_major[info] : info;
+    return info ? info + 1 : 0;
 }
 
 static int gemm_quick(int m, int n, int k, double alpha, double beta)
@@ -108,7 +103,7 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
         int ta = xo__blas_trans_c(transa), tb = xo__blas_trans_c(transb);                                    \
         int info = cblas_gemm_info(layout, ta, tb, m, n, k, lda, ldb, ldc);                                  \
         if (info) {                                                                                          \
-            cblas_xerbla(info, (char *)#cblas, (char *)"");                                                  \
+            xo__blas_cblas_xerbla(#cblas, info, layout == CblasRowMajor);                                    \
             return;                                                                                          \
         }                                                                                                    \
         if (gemm_quick(m, n, k, alpha, beta))                                                                \

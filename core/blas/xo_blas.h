@@ -122,7 +122,13 @@ static inline int xo__blas_trans_c(int t)
 static inline int xo__blas_max1(int v) { return v > 1 ? v : 1; }
 
 /* Report an illegal argument as reference BLAS does: xerbla_ with the 6-character
- * routine name (e.g. "SGEMM ") and INFO. */
+ * routine name (e.g. "SGEMM ") and INFO (blas_xerbla.c). */
 XO_HIDDEN void xo__blas_xerbla(const char *name6, int info);
+/* The same for CBLAS: cblas_xerbla with the routine's name and the INFO of the
+ * column-major call it became (reference CBLAS's numbering, which the handler renumbers
+ * for a row-major call, `row_major`, as the caller wrote it). */
+XO_HIDDEN void xo__blas_cblas_xerbla(const char *rout, int info, int row_major);
+/* The CPU BLAS's RowMajorStrg where it exports one (reference CBLAS), else NULL. */
+extern XO_HIDDEN int *xo__blas_cpu_row_major;
 
 #endif /* XO_BLAS_H */
