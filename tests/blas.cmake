@@ -37,3 +37,35 @@ add_test(NAME blas_fortran COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.sh $
          ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.f90 ${CMAKE_CURRENT_BINARY_DIR}/blas_fortran)
 set_tests_properties(blas_numpy blas_fortran PROPERTIES SKIP_RETURN_CODE 77
   ENVIRONMENT "XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/blas;XO_CALIBRATE=off;XO_SANITIZE=${XO_SANITIZE}")
+
+# XO_BLAS_LIB. A library lacking routines (blas_partial.c): what it has runs there, the
+# rest on the default CPU BLAS, with a warning (checked) and right answers.
+add_library(blas_partial MODULE blas_partial.c)
+add_executable(test_blas_lib test_blas_lib.c)
+target_include_directories(test_blas_lib PRIVATE $<TARGET_PROPERTY:crossover::openblas,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(test_blas_lib PRIVATE crossover_blas ${XO_CMOCKA} m)
+xo_target_warnings(test_blas_lib)
+add_test(NAME blas_lib_partial COMMAND sh -c
+  "'$<TARGET_FILE:test_blas_lib>' 2>'${CMAKE_CURRENT_BINARY_DIR}/blas_lib_partial.err' && grep 'lacks .* they run on' '${CMAKE_CURRENT_BINARY_DIR}/blas_lib_partial.err'")
+set_tests_properties(blas_lib_partial PROPERTIES ENVIRONMENT
+  "${XO_BLAS_ENV};XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/blas_lib;XO_TEST_PARTIAL=1;XO_BLAS_LIB=$<TARGET_FILE:blas_partial>")
+# Other complete CPU BLAS libraries, whose CBLAS calls their own Fortran names (which the
+# global scope gives to the drop-in): Debian's reference BLAS (libblas3) and BLIS
+# (libblis4), where installed. A call that came back into the drop-in's start would wait
+# for ever: the timeout fails it.
+find_library(XO_REFERENCE_BLAS NAMES libblas.so.3 PATH_SUFFIXES blas NO_CACHE)
+find_library(XO_BLIS NAMES libblis.so.4 libblis.so NO_CACHE)
+foreach(lib IN ITEMS REFERENCE_BLAS BLIS)
+  if(XO_${lib})
+    string(TOLOWER ${lib} low)
+    foreach(dev IN ITEMS auto cpu)
+      xo_add_test(blas_lib_${low}_${dev} EXE test_blas_lib ENV ${XO_BLAS_ENV} XO_BLAS_LIB=${XO_${lib}})
+      if(dev STREQUAL "cpu")
+        set_property(TEST blas_lib_${low}_${dev} APPEND PROPERTY ENVIRONMENT XO_DEVICE=cpu)
+      endif()
+      set_tests_properties(blas_lib_${low}_${dev} PROPERTIES TIMEOUT 120)
+    endforeach()
+  else()
+    message(STATUS "crossover: ${lib} not found; its XO_BLAS_LIB tests are not built")
+  endif()
+endforeach()

@@ -56,7 +56,7 @@ XO_BLAS_PLACE_GEMV(double, XO_F64, xo_dgemv)
         }                                                                                                    \
         if (*m == 0 || *n == 0 || (*alpha == 0 && *beta == 1))                                               \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_GEMV, DT, XO_BLAS_F77, (double)*m * *n) ||                                \
+        if (XO_BLAS_DIRECT(XO_BLAS_GEMV, DT, XO_BLAS_F77, (double)*m * *n) ||                                \
             !place_##xo_gemv(XO_BLAS_F77, XO_COL_MAJOR, ta, *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy)) \
             XO_OB(f77)(trans, m, n, alpha, a, lda, x, incx, beta, y, incy, lt);                              \
     }                                                                                                        \
@@ -72,7 +72,7 @@ XO_BLAS_PLACE_GEMV(double, XO_F64, xo_dgemv)
         }                                                                                                    \
         if (m == 0 || n == 0 || (alpha == 0 && beta == 1))                                                   \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_GEMV, DT, XO_BLAS_C, (double)m * n) ||                                    \
+        if (XO_BLAS_DIRECT(XO_BLAS_GEMV, DT, XO_BLAS_C, (double)m * n) ||                                    \
             !place_##xo_gemv(XO_BLAS_C, (xo_layout)layout, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))  \
             XO_OB(cblas)(layout, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);                        \
     }
@@ -124,7 +124,7 @@ XO_BLAS_PLACE_GER(double, XO_F64, xo_dger)
         }                                                                                                    \
         if (*m == 0 || *n == 0 || *alpha == 0)                                                               \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_GER, DT, XO_BLAS_F77, (double)*m * *n) ||                                 \
+        if (XO_BLAS_DIRECT(XO_BLAS_GER, DT, XO_BLAS_F77, (double)*m * *n) ||                                 \
             !place_##xo_ger(XO_BLAS_F77, XO_COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda))          \
             XO_OB(f77)(m, n, alpha, x, incx, y, incy, a, lda);                                               \
     }                                                                                                        \
@@ -138,7 +138,7 @@ XO_BLAS_PLACE_GER(double, XO_F64, xo_dger)
         }                                                                                                    \
         if (m == 0 || n == 0 || alpha == 0)                                                                  \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_GER, DT, XO_BLAS_C, (double)m * n) ||                                     \
+        if (XO_BLAS_DIRECT(XO_BLAS_GER, DT, XO_BLAS_C, (double)m * n) ||                                     \
             !place_##xo_ger(XO_BLAS_C, (xo_layout)layout, m, n, alpha, x, incx, y, incy, a, lda))            \
             XO_OB(cblas)(layout, m, n, alpha, x, incx, y, incy, a, lda);                                     \
     }

@@ -90,7 +90,7 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
         }                                                                                                    \
         if (gemm_quick(*m, *n, *k, *alpha, *beta))                                                           \
             return;                                                                                          \
-        if ((*alpha != 0 && xo__blas_small(XO_BLAS_GEMM, DT, XO_BLAS_F77, (double)*m * *n * *k)) ||         \
+        if ((*alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_GEMM, DT, XO_BLAS_F77, (double)*m * *n * *k)) ||         \
             !place_##xo_gemm(XO_BLAS_F77, XO_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, \
                              *ldc))                                                                          \
             XO_OB(f77)(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, la, lb);                \
@@ -108,7 +108,7 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
         }                                                                                                    \
         if (gemm_quick(m, n, k, alpha, beta))                                                                \
             return;                                                                                          \
-        if ((alpha != 0 && xo__blas_small(XO_BLAS_GEMM, DT, XO_BLAS_C, (double)m * n * k)) ||               \
+        if ((alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_GEMM, DT, XO_BLAS_C, (double)m * n * k)) ||               \
             !place_##xo_gemm(XO_BLAS_C, (xo_layout)layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) \
             XO_OB(cblas)(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);              \
     }

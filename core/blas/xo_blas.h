@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define XO_HIDDEN __attribute__((visibility("hidden")))
 
@@ -29,6 +30,21 @@ XO_BLAS_POINTERS(XO_BLAS_DECLARE_POINTER)
 #define XO_OB(name) ((__typeof__(name) *)xo__fwd_##name)
 /* 1 once XO_BLAS_LIB is loaded and is not this library. */
 extern XO_HIDDEN int xo__blas_lib_ok;
+/* Where the CPU BLAS libraries lie in memory: [i][0] start, [i][1] length (0: none). */
+extern XO_HIDDEN uintptr_t xo__blas_cpu_span[2][2];
+/* 1 when return address `ra` lies inside the CPU BLAS: a call it makes to a BLAS name of
+ * its own (reference CBLAS's cblas_saxpy calls saxpy_) that the global scope gave to the
+ * drop-in. Such a call goes straight back to the CPU BLAS, as if the library had been
+ * loaded with RTLD_DEEPBIND: never placed, never waiting on the drop-in's start. */
+static inline int xo__blas_inner(const void *ra)
+{
+    uintptr_t a = (uintptr_t)ra;
+    return a - xo__blas_cpu_span[0][0] < xo__blas_cpu_span[0][1] || a - xo__blas_cpu_span[1][0] < xo__blas_cpu_span[1][1];
+}
+/* The test of every routine defined here, in the exported function itself: 1 when the call
+ * goes straight to the CPU BLAS (too small to leave the CPU, or made by the CPU BLAS). */
+#define XO_BLAS_DIRECT(kind, dt, abi, work) \
+    (xo__blas_small(kind, dt, abi, work) || xo__blas_inner(__builtin_return_address(0)))
 
 /* ---- Fortran prototypes of the routines defined here (gfortran's ABI: every argument
  * by reference, CHARACTER lengths as trailing size_t) ------------------------------- */
