@@ -32,7 +32,16 @@ set_tests_properties(blas_summary PROPERTIES
 # Unchanged programs: numpy (Debian's python3-numpy) and a Fortran program built against
 # -lblas, run on the drop-in. A sanitizer build cannot be preloaded into them: skipped.
 set(XO_BLAS_LIB_FILE $<TARGET_FILE:crossover_blas>)
-add_test(NAME blas_numpy COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas_numpy.py ${XO_BLAS_LIB_FILE})
+find_library(XO_REFERENCE_BLAS NAMES libblas.so.3 PATH_SUFFIXES blas NO_CACHE)
+find_library(XO_BLIS NAMES libblis.so.4 libblis.so NO_CACHE)
+set(XO_OTHER_CPU_BLAS)
+foreach(lib IN ITEMS XO_REFERENCE_BLAS XO_BLIS)
+  if(${lib})
+    list(APPEND XO_OTHER_CPU_BLAS ${${lib}})
+  endif()
+endforeach()
+add_test(NAME blas_numpy COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas_numpy.py ${XO_BLAS_LIB_FILE}
+         ${XO_OTHER_CPU_BLAS})
 add_test(NAME blas_fortran COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.sh ${XO_BLAS_LIB_FILE}
          ${CMAKE_CURRENT_SOURCE_DIR}/blas_fortran.f90 ${CMAKE_CURRENT_BINARY_DIR}/blas_fortran)
 set_tests_properties(blas_numpy blas_fortran PROPERTIES SKIP_RETURN_CODE 77
@@ -53,8 +62,6 @@ set_tests_properties(blas_lib_partial PROPERTIES ENVIRONMENT
 # global scope gives to the drop-in): Debian's reference BLAS (libblas3) and BLIS
 # (libblis4), where installed. A call that came back into the drop-in's start would wait
 # for ever: the timeout fails it.
-find_library(XO_REFERENCE_BLAS NAMES libblas.so.3 PATH_SUFFIXES blas NO_CACHE)
-find_library(XO_BLIS NAMES libblis.so.4 libblis.so NO_CACHE)
 foreach(lib IN ITEMS REFERENCE_BLAS BLIS)
   if(XO_${lib})
     string(TOLOWER ${lib} low)
@@ -69,3 +76,16 @@ foreach(lib IN ITEMS REFERENCE_BLAS BLIS)
     message(STATUS "crossover: ${lib} not found; its XO_BLAS_LIB tests are not built")
   endif()
 endforeach()
+
+# LD_PRELOAD: the handlers of a module the program loads itself take the drop-in's place.
+add_library(blas_xerbla_module MODULE blas_xerbla_module.c)
+target_link_libraries(blas_xerbla_module PRIVATE crossover_blas)
+add_executable(test_blas_preload test_blas_preload.c)
+target_link_libraries(test_blas_preload PRIVATE ${XO_CMOCKA} ${CMAKE_DL_LIBS})
+xo_target_warnings(test_blas_preload)
+xo_add_test(blas_preload_xerbla EXE test_blas_preload ARGS $<TARGET_FILE:blas_xerbla_module>
+            ENV ${XO_BLAS_ENV} LD_PRELOAD=$<TARGET_FILE:crossover_blas>)
+if(XO_SANITIZE)
+  # the instrumented drop-in preloaded ahead of the sanitizer runtime the program links
+  set_property(TEST blas_preload_xerbla APPEND PROPERTY ENVIRONMENT ASAN_OPTIONS=verify_asan_link_order=0:use_sigaltstack=0)
+endif()
