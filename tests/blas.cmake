@@ -11,10 +11,15 @@ set(XO_BLAS_ENV XO_CALIBRATE=off)
 if(XO_SANITIZE)
   list(APPEND XO_BLAS_ENV ASAN_OPTIONS=use_sigaltstack=0)
 endif()
-# Small calls straight to OpenBLAS; every call placed on the CPU (the CPU plugin inside
-# the drop-in reaching OpenBLAS must not come back into the drop-in); on OpenCL.
+# Small calls straight to OpenBLAS; every call placed on the CPU (XO_BLAS_PLACE=all: the
+# CPU plugin inside the drop-in reaching OpenBLAS must not come back into the drop-in);
+# XO_DEVICE=cpu alone (every call straight to OpenBLAS); on OpenCL.
 xo_add_test(blas_auto EXE test_blas ENV ${XO_BLAS_ENV})
-xo_add_test(blas_cpu EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu)
+xo_add_test(blas_cpu EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu XO_BLAS_PLACE=all)
+xo_add_test(blas_cpu_direct EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu XO_LOG=summary)
+set_tests_properties(blas_cpu_direct PROPERTIES
+  PASS_REGULAR_EXPRESSION "crossover_blas summary.*dgemm +cblas +[1-9][0-9]* *\n"
+  FAIL_REGULAR_EXPRESSION "dgemm +cblas +[0-9]+ +[1-9]")
 xo_add_test(blas_opencl EXE test_blas LABELS opencl ENV ${XO_BLAS_ENV} XO_DEVICE=opencl)
 # Nothing in the drop-in calls a BLAS name through the PLT (which would reach the drop-in's
 # own export and recurse) except the error handlers a program may replace.
@@ -25,7 +30,7 @@ if(XO_OBJDUMP)
 endif()
 # XO_LOG=summary: the drop-in's table at exit shows the placed calls per device (gemm,
 # and the routines placed since the core has them: ger, axpby, copy).
-xo_add_test(blas_summary EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu XO_LOG=summary)
+xo_add_test(blas_summary EXE test_blas ENV ${XO_BLAS_ENV} XO_DEVICE=cpu XO_BLAS_PLACE=all XO_LOG=summary)
 set_tests_properties(blas_summary PROPERTIES
   PASS_REGULAR_EXPRESSION "crossover_blas summary.*dgemm +cblas +[0-9]+ +[1-9].*dger +cblas +[0-9]+ +[1-9].*daxpby +cblas +[0-9]+ +[1-9].*dcopy +cblas +[0-9]+ +[1-9]")
 
@@ -68,7 +73,7 @@ foreach(lib IN ITEMS REFERENCE_BLAS BLIS)
     foreach(dev IN ITEMS auto cpu)
       xo_add_test(blas_lib_${low}_${dev} EXE test_blas_lib ENV ${XO_BLAS_ENV} XO_BLAS_LIB=${XO_${lib}})
       if(dev STREQUAL "cpu")
-        set_property(TEST blas_lib_${low}_${dev} APPEND PROPERTY ENVIRONMENT XO_DEVICE=cpu)
+        set_property(TEST blas_lib_${low}_${dev} APPEND PROPERTY ENVIRONMENT XO_DEVICE=cpu XO_BLAS_PLACE=all)
       endif()
       set_tests_properties(blas_lib_${low}_${dev} PROPERTIES TIMEOUT 120)
     endforeach()
@@ -89,3 +94,13 @@ if(XO_SANITIZE)
   # the instrumented drop-in preloaded ahead of the sanitizer runtime the program links
   set_property(TEST blas_preload_xerbla APPEND PROPERTY ENVIRONMENT ASAN_OPTIONS=verify_asan_link_order=0:use_sigaltstack=0)
 endif()
+
+# The start: small calls build no context and start no thread; the first call big enough
+# for a device to plausibly win (by the built-in profiles) creates it.
+add_executable(test_blas_start test_blas_start.c)
+target_include_directories(test_blas_start PRIVATE $<TARGET_PROPERTY:crossover::openblas,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(test_blas_start PRIVATE crossover_blas ${XO_CMOCKA})
+xo_target_warnings(test_blas_start)
+xo_add_test(blas_start EXE test_blas_start ENV ${XO_BLAS_ENV} XO_LOG=info)
+set_tests_properties(blas_start PROPERTIES PASS_REGULAR_EXPRESSION
+  "gemm leaves the CPU above work [0-9.e+]+ .float.*no context yet.*gemm leaves the CPU above work .*the devices found.*PASSED.*2 test")

@@ -2,7 +2,8 @@
 """numpy runs unchanged on libcrossover_blas.so (LD_PRELOAD): `a @ b` and `np.dot` give the
 right results, and XO_LOG=summary shows their calls (cblas_dgemm, cblas_sgemm, cblas_ddot),
 both when small calls go straight to OpenBLAS and when crossover places every call
-(XO_DEVICE=cpu: numpy's own arrays wrapped, no copy); numpy's own xerbla_ takes the
+(XO_DEVICE=cpu XO_BLAS_PLACE=all: numpy's own arrays wrapped, no copy); `import numpy`
+builds no crossover context (XO_LOG=info names the thresholds in force); numpy's own xerbla_ takes the
 preloaded drop-in's place (lapack_lite.dorgqr with a bad argument raises ValueError, as
 numpy's test_xerbla_override checks); and with XO_BLAS_LIB naming each other CPU BLAS given
 (whose CBLAS calls its own Fortran routines), numpy imports and computes, within the
@@ -68,7 +69,7 @@ def main():
         print("skipped: this numpy bundles its own OpenBLAS; use Debian's python3-numpy")
         return 77
     for device in (None, "cpu"):
-        r = run(CHILD, lib, XO_LOG="summary", **({"XO_DEVICE": device} if device else {}))
+        r = run(CHILD, lib, XO_LOG="summary", **({"XO_DEVICE": device, "XO_BLAS_PLACE": "all"} if device else {}))
         print(f"--- XO_DEVICE={device or 'auto'}: rc {r.returncode}\n{r.stdout}{r.stderr}")
         if r.returncode != 0 or "numpy ok" not in r.stdout:
             return 1
@@ -79,6 +80,11 @@ def main():
             if not calls or (device == "cpu" and calls[1] == 0) or sum(calls) == 0:
                 print(f"no {routine} calls in the XO_LOG=summary table")
                 return 1
+    r = run("import numpy", lib, XO_LOG="info")
+    print(f"--- import numpy, XO_LOG=info: rc {r.returncode}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0 or "no context yet" not in r.stderr or "the devices found" in r.stderr:
+        print("import numpy built a context")
+        return 1
     r = run(XERBLA, lib)
     print(f"--- numpy's xerbla_: rc {r.returncode}\n{r.stdout}{r.stderr}")
     if r.returncode != 0 or "xerbla ok" not in r.stdout:
@@ -86,7 +92,8 @@ def main():
     for other in sys.argv[2:]:
         for device in (None, "cpu"):
             try:
-                r = run(CHILD, lib, XO_BLAS_LIB=other, **({"XO_DEVICE": device} if device else {}))
+                r = run(CHILD, lib, XO_BLAS_LIB=other,
+                        **({"XO_DEVICE": device, "XO_BLAS_PLACE": "all"} if device else {}))
             except subprocess.TimeoutExpired:
                 print(f"--- XO_BLAS_LIB={other} XO_DEVICE={device or 'auto'}: timed out")
                 return 1

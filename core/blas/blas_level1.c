@@ -14,8 +14,8 @@
 #define XO_BLAS_DEFINE_AXPY(T, DT, f77, cblas, xo_axpy)                                                      \
     static int place_##xo_axpy(xo__blas_abi abi, int n, T alpha, const T *x, int incx, T *y, int incy)       \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_AXPY, DT, abi, n) || !call.ctx)                 \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_AXPY, DT, abi, n))                    \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \
@@ -53,8 +53,8 @@ XO_BLAS_DEFINE_AXPY(double, XO_F64, daxpy_, cblas_daxpy, xo_daxpy)
                 x[i * step] *= alpha;                                                                        \
             return 1;                                                                                        \
         }                                                                                                    \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (xo__blas_small(XO_BLAS_SCAL, DT, abi, n) || !call.ctx)                                           \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (xo__blas_unplaced(&call, XO_BLAS_SCAL, DT, abi, n))                                              \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 1, (void *)x, xo__blas_vspan(n, incx) * sizeof(T));              \
         if (st == XO_OK)                                                                                     \
@@ -85,8 +85,8 @@ XO_BLAS_DEFINE_SCAL(double, XO_F64, dscal_, cblas_dscal, xo_dscal)
 #define XO_BLAS_DEFINE_DOT(T, DT, f77, cblas, xo_dot)                                                        \
     static int place_##xo_dot(xo__blas_abi abi, int n, const T *x, int incx, const T *y, int incy, T *out)   \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_DOT, DT, abi, n) || !call.ctx)                  \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_DOT, DT, abi, n))                     \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 3, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T), (void *)out, sizeof(T));           \
@@ -125,13 +125,13 @@ XO_BLAS_DEFINE_DOT(double, XO_F64, ddot_, cblas_ddot, xo_ddot)
     {                                                                                                        \
         if (n > 0 && incx != 0)                                                                              \
             return 0;                                                                                        \
-        *out = n <= 0 ? 0 : (T)(fabs((double)x[0]) * sqrt((double)n));                                      \
+        *out = n <= 0 ? 0 : (T)(fabs((double)x[0]) * sqrt((double)n));                                       \
         return 1;                                                                                            \
     }                                                                                                        \
     static int place_##xo_nrm2(xo__blas_abi abi, int n, const T *x, int incx, T *out)                        \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (!call.ctx || xo__blas_small(XO_BLAS_NRM2, DT, abi, n))                                           \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (xo__blas_unplaced(&call, XO_BLAS_NRM2, DT, abi, n))                                              \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)out,  \
                                      sizeof(T));                                                             \
@@ -164,8 +164,8 @@ XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
 #define XO_BLAS_DEFINE_COPY(T, DT, f77, cblas, xo_copy)                                                      \
     static int place_##xo_copy(xo__blas_abi abi, int n, const T *x, int incx, T *y, int incy)                \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_COPY, DT, abi, n) || !call.ctx)                 \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_COPY, DT, abi, n))                    \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \
@@ -194,8 +194,8 @@ XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
 #define XO_BLAS_DEFINE_AXPBY(T, DT, f77, cblas, xo_axpby)                                                    \
     static int place_##xo_axpby(xo__blas_abi abi, int n, T alpha, const T *x, int incx, T beta, T *y, int incy) \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_AXPBY, DT, abi, n) || !call.ctx)                \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_AXPBY, DT, abi, n))                   \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \

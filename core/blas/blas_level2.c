@@ -26,26 +26,26 @@ static int cblas_gemv_info(int layout, int ta, int m, int n, int lda, int incx, 
 #define XO_BLAS_PLACE_GEMV(T, DT, xo_gemv)                                                                    \
     static int place_##xo_gemv(xo__blas_abi abi, xo_layout layout, int ta, int m, int n, T alpha, const T *a, \
                                int lda, const T *x, int incx, T beta, T *y, int incy)                        \
-    {                                                                                                         \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                     \
-        if (alpha == 0 || incx < 0 || incy < 0 || xo__blas_small(XO_BLAS_GEMV, DT, abi, (double)m * n) ||     \
-            !call.ctx)                                                                                        \
-            return 0;                                                                                         \
-        int lenx = ta == XO_NO_TRANS ? n : m, leny = ta == XO_NO_TRANS ? m : n;                               \
+    {                                                                                                        \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (alpha == 0 || incx < 0 || incy < 0 ||                                                           \
+            xo__blas_unplaced(&call, XO_BLAS_GEMV, DT, abi, (double)m * n))                                  \
+            return 0;                                                                                        \
+        int lenx = ta == XO_NO_TRANS ? n : m, leny = ta == XO_NO_TRANS ? m : n;                              \
         size_t sa = layout == XO_COL_MAJOR ? xo__blas_mspan(m, n, lda) : xo__blas_mspan(n, m, lda);          \
-        xo_status st = xo__blas_wrap(&call, 3, (void *)a, sa * sizeof(T), (void *)x,                          \
-                                     xo__blas_vspan(lenx, incx) * sizeof(T), (void *)y,                       \
-                                     xo__blas_vspan(leny, incy) * sizeof(T));                                 \
-        if (st == XO_OK)                                                                                      \
-            st = xo_gemv(call.ctx, layout, (xo_transpose)ta, (size_t)m, (size_t)n, alpha, call.buf[0], 0,     \
-                         (size_t)lda, call.buf[1], 0, (size_t)incx, beta, call.buf[2], 0, (size_t)incy);      \
-        return xo__blas_finish(&call, st, 2, XO_BLAS_GEMV, DT, abi);                                          \
+        xo_status st = xo__blas_wrap(&call, 3, (void *)a, sa * sizeof(T), (void *)x,                         \
+                                     xo__blas_vspan(lenx, incx) * sizeof(T), (void *)y,                      \
+                                     xo__blas_vspan(leny, incy) * sizeof(T));                                \
+        if (st == XO_OK)                                                                                     \
+            st = xo_gemv(call.ctx, layout, (xo_transpose)ta, (size_t)m, (size_t)n, alpha, call.buf[0], 0,    \
+                         (size_t)lda, call.buf[1], 0, (size_t)incx, beta, call.buf[2], 0, (size_t)incy);     \
+        return xo__blas_finish(&call, st, 2, XO_BLAS_GEMV, DT, abi);                                         \
     }
 XO_BLAS_PLACE_GEMV(float, XO_F32, xo_sgemv)
 XO_BLAS_PLACE_GEMV(double, XO_F64, xo_dgemv)
 
 #define XO_BLAS_DEFINE_GEMV(T, DT, f77, cblas, NAME6, xo_gemv)                                               \
-    void f77(const char *trans, const int *m, const int *n, const T *alpha, const T *a, const int *lda,       \
+    void f77(const char *trans, const int *m, const int *n, const T *alpha, const T *a, const int *lda,      \
              const T *x, const int *incx, const T *beta, T *y, const int *incy, size_t lt)                   \
     {                                                                                                        \
         int ta = xo__blas_trans_f77(trans);                                                                  \
@@ -73,7 +73,7 @@ XO_BLAS_PLACE_GEMV(double, XO_F64, xo_dgemv)
         if (m == 0 || n == 0 || (alpha == 0 && beta == 1))                                                   \
             return;                                                                                          \
         if (XO_BLAS_DIRECT(XO_BLAS_GEMV, DT, XO_BLAS_C, (double)m * n) ||                                    \
-            !place_##xo_gemv(XO_BLAS_C, (xo_layout)layout, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))  \
+            !place_##xo_gemv(XO_BLAS_C, (xo_layout)layout, ta, m, n, alpha, a, lda, x, incx, beta, y, incy)) \
             XO_OB(cblas)(layout, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);                        \
     }
 XO_BLAS_DEFINE_GEMV(float, XO_F32, sgemv_, cblas_sgemv, "SGEMV ", xo_sgemv)
@@ -99,10 +99,10 @@ static int cblas_ger_info(int layout, int m, int n, int incx, int incy, int lda)
     static int place_##xo_ger(xo__blas_abi abi, xo_layout layout, int m, int n, T alpha, const T *x, int incx, \
                               const T *y, int incy, T *a, int lda)                                           \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx < 0 || incy < 0 || xo__blas_small(XO_BLAS_GER, DT, abi, (double)m * n) || !call.ctx)        \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx < 0 || incy < 0 || xo__blas_unplaced(&call, XO_BLAS_GER, DT, abi, (double)m * n))           \
             return 0;                                                                                        \
-        size_t sa = layout == XO_COL_MAJOR ? xo__blas_mspan(m, n, lda) : xo__blas_mspan(n, m, lda);         \
+        size_t sa = layout == XO_COL_MAJOR ? xo__blas_mspan(m, n, lda) : xo__blas_mspan(n, m, lda);          \
         xo_status st = xo__blas_wrap(&call, 3, (void *)x, xo__blas_vspan(m, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T), (void *)a, sa * sizeof(T));        \
         if (st == XO_OK)                                                                                     \
@@ -125,7 +125,7 @@ XO_BLAS_PLACE_GER(double, XO_F64, xo_dger)
         if (*m == 0 || *n == 0 || *alpha == 0)                                                               \
             return;                                                                                          \
         if (XO_BLAS_DIRECT(XO_BLAS_GER, DT, XO_BLAS_F77, (double)*m * *n) ||                                 \
-            !place_##xo_ger(XO_BLAS_F77, XO_COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda))          \
+            !place_##xo_ger(XO_BLAS_F77, XO_COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda))         \
             XO_OB(f77)(m, n, alpha, x, incx, y, incy, a, lda);                                               \
     }                                                                                                        \
     void cblas(const enum CBLAS_ORDER layout, const blasint m, const blasint n, const T alpha, const T *x,   \

@@ -97,8 +97,12 @@ static inline int xo__blas_small(xo__blas_kind kind, xo_dtype dt, xo__blas_abi a
     return 1;
 }
 
-/* The drop-in's context, created on first use (with the thresholds); NULL when it could
- * not be created (every call then goes to the CPU BLAS). */
+/* The thresholds of a start without a context (built-in profiles, XO_DEVICE,
+ * XO_BLAS_PLACE), set once at the first call (blas_init.c). */
+XO_HIDDEN void xo__blas_first_call(void);
+/* The drop-in's context, created on the first call over those thresholds (and the
+ * thresholds of the devices found); NULL when it could not be created (every call then
+ * goes to the CPU BLAS). */
 XO_HIDDEN xo_context *xo__blas_context(void);
 
 /* Up to three operands over the caller's memory for one placed call. */
@@ -107,6 +111,19 @@ typedef struct xo__blas_call {
     int n;
     xo_buffer *buf[3];
 } xo__blas_call;
+/* For a call the first test did not send to the CPU BLAS: 1 when it goes there after
+ * all (the thresholds of the first call, then of the devices found, say so, or there is no
+ * context); else 0 with call->ctx set. */
+static inline int xo__blas_unplaced(xo__blas_call *call, xo__blas_kind kind, xo_dtype dt, xo__blas_abi abi,
+                                    double work)
+{
+    xo__blas_first_call();
+    if (xo__blas_small(kind, dt, abi, work))
+        return 1;
+    call->ctx = xo__blas_context();
+    return !call->ctx || xo__blas_small(kind, dt, abi, work);
+}
+
 /* Wrap `n` spans (pointer, bytes, ...); XO_OK or the wrap's failure. */
 XO_HIDDEN xo_status xo__blas_wrap(xo__blas_call *call, int n, ...);
 /* After the op returned `st`: make operand `out` current in the caller's memory, free the
