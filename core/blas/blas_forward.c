@@ -80,13 +80,17 @@ static const entry g_entries[] = {XO_BLAS_FORTRAN(XO_BLAS_ENTRY) XO_BLAS_CBLAS(X
 XO_BLAS_FORTRAN(XO_BLAS_GENERATE)
 XO_BLAS_CBLAS(XO_BLAS_GENERATE)
 
-/* Point *slot at `name` in the library `h`, unless that is this library itself (e.g.
- * XO_BLAS_LIB naming a libblas.so.3 that is the drop-in): never call ourselves. */
-static int resolve(void *h, const char *name, void (**slot)(void), const void *self)
+/* Where this library lies in memory (start, length): what XO_BLAS_LIB resolves to in it
+ * is never used (e.g. XO_BLAS_LIB naming a libblas.so.3 that is the drop-in): never call
+ * ourselves. A range test, not dladdr, which scans a whole symbol table at each call. */
+static uintptr_t g_self[2];
+static int inside(const uintptr_t span[2], const void *p) { return (uintptr_t)p - span[0] < span[1]; }
+
+/* Point *slot at `name` in the library `h`, unless that is this library itself. */
+static int resolve(void *h, const char *name, void (**slot)(void))
 {
     void *p = dlsym(h, name);
-    Dl_info where;
-    if (!p || (dladdr(p, &where) && where.dli_fbase == self))
+    if (!p || inside(g_self, p))
         return 0;
     memcpy(slot, &p, sizeof p);
     return 1;
@@ -111,24 +115,29 @@ static int span_of(struct dl_phdr_info *info, size_t size, void *arg)
     span[1] = hi > lo ? hi - lo : 0;
     return 1;
 }
+/* The span of the object of link map `lm` into out[2]; 1 when found. */
+static int span_of_map(const struct link_map *lm, uintptr_t out[2])
+{
+    uintptr_t span[2] = {(uintptr_t)lm->l_addr, 0};
+    if (dl_iterate_phdr(span_of, span) != 1)
+        return 0;
+    memcpy(out, span, sizeof span);
+    return 1;
+}
 static void record_span(void *h, int i)
 {
     struct link_map *lm = NULL;
-    uintptr_t span[2] = {0, 0};
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
-        return;
-    span[0] = (uintptr_t)lm->l_addr;
-    if (dl_iterate_phdr(span_of, span) == 1)
-        memcpy(xo__blas_cpu_span[i], span, sizeof span);
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        span_of_map(lm, xo__blas_cpu_span[i]);
 }
 
 /* Resolve in `h` every entry still unresolved; how many were. */
-static int resolve_all(void *h, const void *self)
+static int resolve_all(void *h)
 {
     int found = 0;
     for (size_t i = 0; i < XO_BLAS_NENTRIES; i++)
         if (*g_entries[i].slot == g_entries[i].stub)
-            found += resolve(h, g_entries[i].name, g_entries[i].slot, self);
+            found += resolve(h, g_entries[i].name, g_entries[i].slot);
     return found;
 }
 /* What the CPU plugin asks of a CPU BLAS that is not OpenBLAS. */
@@ -155,7 +164,8 @@ static void set_threads_if_asked(int n)
 __attribute__((constructor)) static void load_cpu_blas(void)
 {
     Dl_info self;
-    if (!dladdr((void *)load_cpu_blas, &self)) {
+    struct link_map *me = NULL;
+    if (!dladdr1((void *)load_cpu_blas, &self, (void **)&me, RTLD_DL_LINKMAP) || !me || !span_of_map(me, g_self)) {
         fprintf(stderr, "crossover_blas: cannot locate this library\n");
         return;
     }
@@ -168,7 +178,7 @@ __attribute__((constructor)) static void load_cpu_blas(void)
     if (!h)
         fprintf(stderr, "crossover_blas: cannot load the CPU BLAS (XO_BLAS_LIB=%s): %s\n", lib, dlerror());
     else {
-        found = resolve_all(h, self.dli_fbase);
+        found = resolve_all(h);
         record_span(h, spans++);
     }
     size_t lacking = 0, first = 0;
@@ -178,7 +188,7 @@ __attribute__((constructor)) static void load_cpu_blas(void)
             first = i;
     if (lacking && !is_default) {
         void *d = dlopen(XO_BLAS_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
-        int more = d ? resolve_all(d, self.dli_fbase) : 0;
+        int more = d ? resolve_all(d) : 0;
         if (more)
             record_span(d, spans++);
         fprintf(stderr,
@@ -189,8 +199,7 @@ __attribute__((constructor)) static void load_cpu_blas(void)
         found += more;
     }
     void *row_major = h ? dlsym(h, "RowMajorStrg") : NULL;
-    Dl_info where;
-    if (row_major && dladdr(row_major, &where) && where.dli_fbase != self.dli_fbase)
+    if (row_major && !inside(g_self, row_major))
         xo__blas_cpu_row_major = row_major;
     g_set_threads = xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads ? any_threads
                                                                  : (void (*)(int))xo__fwd_openblas_set_num_threads;
