@@ -140,6 +140,7 @@ static int resolve_all(void *h)
             found += resolve(h, g_entries[i].name, g_entries[i].slot);
     return found;
 }
+
 /* What the CPU plugin asks of a CPU BLAS that is not OpenBLAS. */
 static void any_threads(int n) { (void)n; }
 static char *no_config(void) { return (char *)"CPU BLAS"; }
@@ -191,8 +192,7 @@ __attribute__((constructor)) static void load_cpu_blas(void)
         int more = d ? resolve_all(d) : 0;
         if (more)
             record_span(d, spans++);
-        fprintf(stderr,
-                "crossover_blas: XO_BLAS_LIB=%s %s %zu BLAS routine%s (%s%s); %s\n", lib,
+        fprintf(stderr, "crossover_blas: XO_BLAS_LIB=%s %s %zu BLAS routine%s (%s%s); %s\n", lib,
                 h ? (found ? "lacks" : "provides none of the") : "could not be loaded: its", lacking,
                 lacking == 1 ? "" : "s", g_entries[first].name, lacking > 1 ? ", ..." : "",
                 more ? "they run on " XO_BLAS_DEFAULT_LIB : "calling one stops the process");
@@ -201,8 +201,9 @@ __attribute__((constructor)) static void load_cpu_blas(void)
     void *row_major = h ? dlsym(h, "RowMajorStrg") : NULL;
     if (row_major && !inside(g_self, row_major))
         xo__blas_cpu_row_major = row_major;
-    g_set_threads = xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads ? any_threads
-                                                                 : (void (*)(int))xo__fwd_openblas_set_num_threads;
+    g_set_threads = xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads
+                        ? any_threads
+                        : (void (*)(int))xo__fwd_openblas_set_num_threads;
     xo__fwd_openblas_set_num_threads = (void (*)(void))set_threads_if_asked;
     if (xo__fwd_openblas_get_config == missing_openblas_get_config)
         xo__fwd_openblas_get_config = (void (*)(void))no_config;

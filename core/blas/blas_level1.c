@@ -177,7 +177,8 @@ XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
     {                                                                                                        \
         if (*n <= 0)                                                                                         \
             return;                                                                                          \
-        if (XO_BLAS_DIRECT(XO_BLAS_COPY, DT, XO_BLAS_F77, *n) || !place_##xo_copy(XO_BLAS_F77, *n, x, *incx, y, *incy)) \
+        if (XO_BLAS_DIRECT(XO_BLAS_COPY, DT, XO_BLAS_F77, *n) ||                                             \
+            !place_##xo_copy(XO_BLAS_F77, *n, x, *incx, y, *incy))                                           \
             XO_OB(f77)(n, x, incx, y, incy);                                                                 \
     }                                                                                                        \
     void cblas(const blasint n, const T *x, const blasint incx, T *y, const blasint incy)                    \

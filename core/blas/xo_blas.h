@@ -39,7 +39,8 @@ extern XO_HIDDEN uintptr_t xo__blas_cpu_span[2][2];
 static inline int xo__blas_inner(const void *ra)
 {
     uintptr_t a = (uintptr_t)ra;
-    return a - xo__blas_cpu_span[0][0] < xo__blas_cpu_span[0][1] || a - xo__blas_cpu_span[1][0] < xo__blas_cpu_span[1][1];
+    return a - xo__blas_cpu_span[0][0] < xo__blas_cpu_span[0][1] ||
+           a - xo__blas_cpu_span[1][0] < xo__blas_cpu_span[1][1];
 }
 /* The test of every routine defined here, in the exported function itself: 1 when the call
  * goes straight to the CPU BLAS (too small to leave the CPU, or made by the CPU BLAS). */
