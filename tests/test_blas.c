@@ -3,9 +3,11 @@
  * layouts, including alpha == 0 / beta == 0 (NaN that must not be read), increments the
  * drop-in hands to the CPU BLAS (negative, zero), quick returns, and every argument check
  * (xerbla_ / cblas_xerbla with the reference INFO numbers; this program's own handlers
- * replace the library's, as a user's do). Run with XO_DEVICE unset (small calls go
- * straight to the CPU BLAS), cpu and opencl (every call placed by crossover: the CPU
- * plugin reaching OpenBLAS inside the drop-in must not call the drop-in again). */
+ * replace the library's, as a user's do; cblas_xerbla renumbers a row-major INFO as the
+ * CBLAS testers' handler does). Run with XO_DEVICE unset (small calls go straight to the
+ * CPU BLAS), XO_DEVICE=cpu (every call straight to it), XO_DEVICE=cpu XO_BLAS_PLACE=all
+ * and XO_DEVICE=opencl (every call placed by crossover: the CPU plugin reaching OpenBLAS
+ * inside the drop-in must not call the drop-in again). */
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
