@@ -481,6 +481,36 @@ static void test_errors(void **state)
     assert_int_equal(g_raw, 8);
     g_row_major = 0;
     EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
+    /* The double routines, every argument in both layouts. */
+    double *da = (double *)a, *dc = (double *)c;
+    g_row_major = 0;
+    EXPECT_ERROR(cblas_dgemm(0, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 1);
+    EXPECT_ERROR(cblas_dgemv(0, CblasNoTrans, 2, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 1);
+    EXPECT_ERROR(cblas_dger(0, 2, 2, 1, da, 1, da, 1, dc, 2), "cblas_dger", 1);
+    for (int row = 0; row < 2; row++) {
+        enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
+        EXPECT_ERROR(cblas_dgemm(o, 7, CblasNoTrans, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 2);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, 7, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 3);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 4);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 2, -1, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 5);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 2, 2, -1, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 6);
+        EXPECT_ERROR(cblas_dgemm(o, CblasTrans, CblasNoTrans, 3, 3, 3, 1, da, 2, da, 3, 0, dc, 3), "cblas_dgemm", 9);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasTrans, 3, 3, 3, 1, da, 3, da, 2, 0, dc, 3), "cblas_dgemm", 11);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 3, 3, 3, 1, da, 3, da, 3, 0, dc, 2), "cblas_dgemm", 14);
+        EXPECT_ERROR(cblas_dgemv(o, 0, 2, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 2);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, -1, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 3);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, -1, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 4);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 3, 3, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 7);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, 2, 1, da, 2, da, 0, 0, dc, 1), "cblas_dgemv", 9);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, 2, 1, da, 2, da, 1, 0, dc, 0), "cblas_dgemv", 12);
+        EXPECT_ERROR(cblas_dger(o, -1, 2, 1, da, 1, da, 1, dc, 2), "cblas_dger", 2);
+        EXPECT_ERROR(cblas_dger(o, 2, -1, 1, da, 1, da, 1, dc, 2), "cblas_dger", 3);
+        EXPECT_ERROR(cblas_dger(o, 2, 2, 1, da, 0, da, 1, dc, 2), "cblas_dger", 6);
+        EXPECT_ERROR(cblas_dger(o, 2, 2, 1, da, 1, da, 0, dc, 2), "cblas_dger", 8);
+        EXPECT_ERROR(cblas_dger(o, 3, 3, 1, da, 1, da, 1, dc, 2), "cblas_dger", 10);
+    }
+    g_row_major = 0;
     g_calls = 0;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, 1, 3, 1, a, 3, a, 1, 0, c, 1); /* lda 3 >= N: legal */
     assert_int_equal(g_calls, 0);
