@@ -2,7 +2,12 @@
 """numpy runs unchanged on libcrossover_blas.so (LD_PRELOAD): `a @ b` and `np.dot` give the
 right results, and XO_LOG=summary shows their calls (cblas_dgemm, cblas_sgemm, cblas_ddot),
 both when small calls go straight to OpenBLAS and when crossover places every call
-(XO_DEVICE=cpu: numpy's own arrays wrapped, no copy). Usage: blas_numpy.py LIBCROSSOVER_BLAS.
+(XO_DEVICE=cpu XO_BLAS_PLACE=all: numpy's own arrays wrapped, no copy); `import numpy`
+builds no crossover context (XO_LOG=info names the thresholds in force); numpy's own xerbla_ takes the
+preloaded drop-in's place (lapack_lite.dorgqr with a bad argument raises ValueError, as
+numpy's test_xerbla_override checks); and with XO_BLAS_LIB naming each other CPU BLAS given
+(whose CBLAS calls its own Fortran routines), numpy imports and computes, within the
+timeout. Usage: blas_numpy.py LIBCROSSOVER_BLAS [OTHER_CPU_BLAS ...].
 Exit 77 (skipped) without Debian's python3-numpy, or in a sanitizer build (an instrumented
 library cannot be preloaded into an uninstrumented python)."""
 import os
@@ -28,6 +33,26 @@ for n in (4, 64, 200):
 print("numpy ok")
 """
 
+# numpy's test_xerbla_override, without the fork: numpy's xerbla_ raises ValueError.
+XERBLA = r"""
+import numpy as np
+import numpy.linalg.lapack_lite as lapack_lite
+a = np.array([[1.]])
+try:
+    lapack_lite.dorgqr(1, 1, 1, a, 0, a, a, 0, 0)  # M, N, K, A, LDA = 0 <- invalid
+except ValueError as e:
+    assert "DORGQR parameter number 5" in str(e), str(e)
+    print("xerbla ok")
+"""
+
+
+def run(code, lib, **extra):
+    env = dict(os.environ, LD_PRELOAD=lib, **extra)
+    for key in ("XO_DEVICE", "XO_BLAS_LIB"):
+        if key not in extra:
+            env.pop(key, None)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=int(os.environ.get("XO_TEST_TIMEOUT", "600")))
+
 
 def main():
     lib = os.path.abspath(sys.argv[1])
@@ -44,11 +69,7 @@ def main():
         print("skipped: this numpy bundles its own OpenBLAS; use Debian's python3-numpy")
         return 77
     for device in (None, "cpu"):
-        env = dict(os.environ, LD_PRELOAD=lib, XO_LOG="summary")
-        env.pop("XO_DEVICE", None)
-        if device:
-            env["XO_DEVICE"] = device
-        r = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600)
+        r = run(CHILD, lib, XO_LOG="summary", **({"XO_DEVICE": device, "XO_BLAS_PLACE": "all"} if device else {}))
         print(f"--- XO_DEVICE={device or 'auto'}: rc {r.returncode}\n{r.stdout}{r.stderr}")
         if r.returncode != 0 or "numpy ok" not in r.stdout:
             return 1
@@ -58,6 +79,26 @@ def main():
             # auto: the direct column counts them; cpu: the placed ones, on device 0
             if not calls or (device == "cpu" and calls[1] == 0) or sum(calls) == 0:
                 print(f"no {routine} calls in the XO_LOG=summary table")
+                return 1
+    r = run("import numpy", lib, XO_LOG="info")
+    print(f"--- import numpy, XO_LOG=info: rc {r.returncode}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0 or "no context yet" not in r.stderr or "the devices found" in r.stderr:
+        print("import numpy built a context")
+        return 1
+    r = run(XERBLA, lib)
+    print(f"--- numpy's xerbla_: rc {r.returncode}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0 or "xerbla ok" not in r.stdout:
+        return 1
+    for other in sys.argv[2:]:
+        for device in (None, "cpu"):
+            try:
+                r = run(CHILD, lib, XO_BLAS_LIB=other,
+                        **({"XO_DEVICE": device, "XO_BLAS_PLACE": "all"} if device else {}))
+            except subprocess.TimeoutExpired:
+                print(f"--- XO_BLAS_LIB={other} XO_DEVICE={device or 'auto'}: timed out")
+                return 1
+            print(f"--- XO_BLAS_LIB={other} XO_DEVICE={device or 'auto'}: rc {r.returncode}\n{r.stdout}{r.stderr}")
+            if r.returncode != 0 or "numpy ok" not in r.stdout:
                 return 1
     return 0
 

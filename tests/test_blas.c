@@ -3,9 +3,11 @@
  * layouts, including alpha == 0 / beta == 0 (NaN that must not be read), increments the
  * drop-in hands to the CPU BLAS (negative, zero), quick returns, and every argument check
  * (xerbla_ / cblas_xerbla with the reference INFO numbers; this program's own handlers
- * replace the library's, as a user's do). Run with XO_DEVICE unset (small calls go
- * straight to the CPU BLAS), cpu and opencl (every call placed by crossover: the CPU
- * plugin reaching OpenBLAS inside the drop-in must not call the drop-in again). */
+ * replace the library's, as a user's do; cblas_xerbla renumbers a row-major INFO as the
+ * CBLAS testers' handler does). Run with XO_DEVICE unset (small calls go straight to the
+ * CPU BLAS), XO_DEVICE=cpu (every call straight to it), XO_DEVICE=cpu XO_BLAS_PLACE=all
+ * and XO_DEVICE=opencl (every call placed by crossover: the CPU plugin reaching OpenBLAS
+ * inside the drop-in must not call the drop-in again). */
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -44,11 +46,28 @@ void xerbla_(const char *srname, const int *info, size_t len)
     g_info = *info;
     g_calls++;
 }
+/* As the CBLAS testers' handler (Reference-LAPACK CBLAS/testing): a routine reports the
+ * INFO of the column-major call it became; for a row-major call (the tester's RowMajorStrg,
+ * g_row_major here) the handler renumbers it as the caller wrote the call. g_raw keeps
+ * what the routine passed. */
+static int g_row_major, g_raw;
+static int tester_renumber(const char *rout, int info)
+{
+    static const struct { const char *name; int a, b, c, d; } swaps[] = {
+        {"gemm", 4, 5, 9, 11}, {"gemv", 3, 4, 0, 0}, {"ger", 2, 3, 6, 8}};
+    const char *op = rout + strlen("cblas_x");
+    for (size_t i = 0; i < sizeof swaps / sizeof swaps[0]; i++)
+        if (strcmp(op, swaps[i].name) == 0)
+            return info == swaps[i].a ? swaps[i].b : info == swaps[i].b ? swaps[i].a
+                 : info == swaps[i].c ? swaps[i].d : info == swaps[i].d ? swaps[i].c : info;
+    return info;
+}
 void cblas_xerbla(blasint p, char *rout, char *form, ...)
 {
     (void)form;
     snprintf(g_name, sizeof g_name, "%s", rout);
-    g_info = (int)p;
+    g_raw = (int)p;
+    g_info = g_row_major ? tester_renumber(rout, (int)p) : (int)p;
     g_calls++;
 }
 #define EXPECT_ERROR(call, name, info)                                     \
@@ -385,9 +404,11 @@ static void test_errors(void **state)
                         (double[]){0}, (double *)c, &two, 1, 1),
                  "DGEMM ", 3);
     /* cblas_sgemm: layout 1, TransA 2, TransB 3, M 4, N 5, K 6, lda 9, ldb 11, ldc 14 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sgemm(99, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sgemm(o, 7, CblasNoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 2);
         EXPECT_ERROR(cblas_sgemm(o, CblasNoTrans, 7, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 3);
         EXPECT_ERROR(cblas_sgemm(o, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, a, 2, a, 2, 0, c, 2), "cblas_sgemm", 4);
@@ -408,9 +429,11 @@ static void test_errors(void **state)
                         (double *)c, &one, 1),
                  "DGEMV ", 6);
     /* cblas_sgemv: layout 1, TransA 2, M 3, N 4, lda 7, incX 9, incY 12 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sgemv(0, CblasNoTrans, 2, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sgemv(o, 0, 2, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 2);
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, -1, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 3);
         EXPECT_ERROR(cblas_sgemv(o, CblasNoTrans, 2, -1, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 4);
@@ -426,21 +449,68 @@ static void test_errors(void **state)
     EXPECT_ERROR(sger_(&two, &two, &al, a, &one, a, &one, c, &one), "SGER  ", 9);
     EXPECT_ERROR(dger_(&two, &two, (double[]){1}, (double *)a, &one, (double *)a, &zero, (double *)c, &two), "DGER  ", 7);
     /* cblas_sger: layout 1, M 2, N 3, incX 6, incY 8, lda 10 in both layouts */
+    g_row_major = 0;
     EXPECT_ERROR(cblas_sger(5, 2, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 1);
     for (int row = 0; row < 2; row++) {
         enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
         EXPECT_ERROR(cblas_sger(o, -1, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 2);
         EXPECT_ERROR(cblas_sger(o, 2, -1, 1, a, 1, a, 1, c, 2), "cblas_sger", 3);
         EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 0, a, 1, c, 2), "cblas_sger", 6);
         EXPECT_ERROR(cblas_sger(o, 2, 2, 1, a, 1, a, 0, c, 2), "cblas_sger", 8);
         EXPECT_ERROR(cblas_sger(o, 3, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     }
+    g_row_major = 1;
     EXPECT_ERROR(cblas_dger(CblasRowMajor, 2, 2, 1, (double *)a, 1, (double *)a, 0, (double *)c, 2), "cblas_dger", 8);
     /* lda is checked against the leading dimension of A in its layout: M, or N row-major */
     EXPECT_ERROR(cblas_sger(CblasRowMajor, 2, 3, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
-    EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
     /* Row-major checks the column-major call it becomes: lda >= max(1, N) there. */
     EXPECT_ERROR(cblas_sgemv(CblasRowMajor, CblasNoTrans, 5, 3, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 7);
+    /* What the routine itself passes for a row-major call is the column-major call's INFO + 1,
+     * as reference CBLAS: M of cblas_sgemv is N of SGEMV (3, +1), M of cblas_sger N of SGER,
+     * M of cblas_dgemm N of DGEMM; incX of cblas_dger is INCY of DGER (7, +1). */
+    EXPECT_ERROR(cblas_sgemv(CblasRowMajor, CblasNoTrans, -1, 2, 1, a, 2, a, 1, 0, c, 1), "cblas_sgemv", 3);
+    assert_int_equal(g_raw, 4);
+    EXPECT_ERROR(cblas_sger(CblasRowMajor, -1, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 2);
+    assert_int_equal(g_raw, 3);
+    EXPECT_ERROR(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, (double *)a, 2, (double *)a, 2, 0,
+                             (double *)c, 2),
+                 "cblas_dgemm", 4);
+    assert_int_equal(g_raw, 5);
+    EXPECT_ERROR(cblas_dger(CblasRowMajor, 2, 2, 1, (double *)a, 0, (double *)a, 1, (double *)c, 2), "cblas_dger", 6);
+    assert_int_equal(g_raw, 8);
+    g_row_major = 0;
+    EXPECT_ERROR(cblas_sger(CblasColMajor, 3, 2, 1, a, 1, a, 1, c, 2), "cblas_sger", 10);
+    /* The double routines, every argument in both layouts. */
+    double *da = (double *)a, *dc = (double *)c;
+    g_row_major = 0;
+    EXPECT_ERROR(cblas_dgemm(0, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 1);
+    EXPECT_ERROR(cblas_dgemv(0, CblasNoTrans, 2, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 1);
+    EXPECT_ERROR(cblas_dger(0, 2, 2, 1, da, 1, da, 1, dc, 2), "cblas_dger", 1);
+    for (int row = 0; row < 2; row++) {
+        enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+        g_row_major = row;
+        EXPECT_ERROR(cblas_dgemm(o, 7, CblasNoTrans, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 2);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, 7, 2, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 3);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, -1, 2, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 4);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 2, -1, 2, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 5);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 2, 2, -1, 1, da, 2, da, 2, 0, dc, 2), "cblas_dgemm", 6);
+        EXPECT_ERROR(cblas_dgemm(o, CblasTrans, CblasNoTrans, 3, 3, 3, 1, da, 2, da, 3, 0, dc, 3), "cblas_dgemm", 9);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasTrans, 3, 3, 3, 1, da, 3, da, 2, 0, dc, 3), "cblas_dgemm", 11);
+        EXPECT_ERROR(cblas_dgemm(o, CblasNoTrans, CblasNoTrans, 3, 3, 3, 1, da, 3, da, 3, 0, dc, 2), "cblas_dgemm", 14);
+        EXPECT_ERROR(cblas_dgemv(o, 0, 2, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 2);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, -1, 2, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 3);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, -1, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 4);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 3, 3, 1, da, 2, da, 1, 0, dc, 1), "cblas_dgemv", 7);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, 2, 1, da, 2, da, 0, 0, dc, 1), "cblas_dgemv", 9);
+        EXPECT_ERROR(cblas_dgemv(o, CblasTrans, 2, 2, 1, da, 2, da, 1, 0, dc, 0), "cblas_dgemv", 12);
+        EXPECT_ERROR(cblas_dger(o, -1, 2, 1, da, 1, da, 1, dc, 2), "cblas_dger", 2);
+        EXPECT_ERROR(cblas_dger(o, 2, -1, 1, da, 1, da, 1, dc, 2), "cblas_dger", 3);
+        EXPECT_ERROR(cblas_dger(o, 2, 2, 1, da, 0, da, 1, dc, 2), "cblas_dger", 6);
+        EXPECT_ERROR(cblas_dger(o, 2, 2, 1, da, 1, da, 0, dc, 2), "cblas_dger", 8);
+        EXPECT_ERROR(cblas_dger(o, 3, 3, 1, da, 1, da, 1, dc, 2), "cblas_dger", 10);
+    }
+    g_row_major = 0;
     g_calls = 0;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, 1, 3, 1, a, 3, a, 1, 0, c, 1); /* lda 3 >= N: legal */
     assert_int_equal(g_calls, 0);

@@ -8,6 +8,8 @@
 #include "xo_blas.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +19,41 @@
 #endif
 
 XO_HIDDEN int xo__blas_lib_ok;
+XO_HIDDEN uintptr_t xo__blas_cpu_span[2][2];
 
-/* Where XO_BLAS_LIB lacks a routine: say so once (a forwarded routine has no status to
- * return) and return without touching anything. */
-static void missing(void)
+/* Where neither XO_BLAS_LIB nor the default CPU BLAS has a routine: a BLAS has no error
+ * channel, and going on with an answer never computed is worse than stopping, so say
+ * which routine it was and stop the process (as reference XERBLA STOPs). */
+static const char *g_lib_name = XO_BLAS_DEFAULT_LIB;
+static void missing(const char *name)
 {
-    static _Atomic int told;
-    if (!atomic_exchange(&told, 1))
-        fprintf(stderr, "crossover_blas: a BLAS routine was called that XO_BLAS_LIB does not provide; "
-                        "it did nothing\n");
+    fprintf(stderr,
+            "crossover_blas: %s was called, but neither XO_BLAS_LIB=%s nor %s provides it; stopping the "
+            "process\n",
+            name, g_lib_name, XO_BLAS_DEFAULT_LIB);
+    abort();
 }
+#define XO_BLAS_DEFINE_MISSING(name, route) \
+    static void missing_##name(void) { missing(#name); }
+XO_BLAS_FORTRAN(XO_BLAS_DEFINE_MISSING)
+XO_BLAS_CBLAS(XO_BLAS_DEFINE_MISSING)
+XO_BLAS_POINTERS(XO_BLAS_DEFINE_MISSING)
 
-#define XO_BLAS_DEFINE_POINTER(name, route) XO_HIDDEN void (*xo__fwd_##name)(void) = missing;
+#define XO_BLAS_DEFINE_POINTER(name, route) XO_HIDDEN void (*xo__fwd_##name)(void) = missing_##name;
 XO_BLAS_FORTRAN(XO_BLAS_DEFINE_POINTER)
 XO_BLAS_CBLAS(XO_BLAS_DEFINE_POINTER)
 XO_BLAS_POINTERS(XO_BLAS_DEFINE_POINTER)
+
+/* Every entry: its name, its pointer, and its stub (the pointer's value while unresolved). */
+typedef struct entry {
+    const char *name;
+    void (**slot)(void);
+    void (*stub)(void);
+} entry;
+#define XO_BLAS_ENTRY(name, route) {#name, &xo__fwd_##name, missing_##name},
+static const entry g_entries[] = {XO_BLAS_FORTRAN(XO_BLAS_ENTRY) XO_BLAS_CBLAS(XO_BLAS_ENTRY)
+                                      XO_BLAS_POINTERS(XO_BLAS_ENTRY)};
+#define XO_BLAS_NENTRIES (sizeof g_entries / sizeof g_entries[0])
 
 /* A trampoline: `name` jumps to *xo__fwd_<name>, arguments and return untouched. */
 #if defined(__x86_64__)
@@ -58,16 +80,65 @@ XO_BLAS_POINTERS(XO_BLAS_DEFINE_POINTER)
 XO_BLAS_FORTRAN(XO_BLAS_GENERATE)
 XO_BLAS_CBLAS(XO_BLAS_GENERATE)
 
-/* Point *slot at `name` in the library `h`, unless that is this library itself (e.g.
- * XO_BLAS_LIB naming a libblas.so.3 that is the drop-in): never call ourselves. */
-static int resolve(void *h, const char *name, void (**slot)(void), const void *self)
+/* Where this library lies in memory (start, length): what XO_BLAS_LIB resolves to in it
+ * is never used (e.g. XO_BLAS_LIB naming a libblas.so.3 that is the drop-in): never call
+ * ourselves. A range test, not dladdr, which scans a whole symbol table at each call. */
+static uintptr_t g_self[2];
+static int inside(const uintptr_t span[2], const void *p) { return (uintptr_t)p - span[0] < span[1]; }
+
+/* Point *slot at `name` in the library `h`, unless that is this library itself. */
+static int resolve(void *h, const char *name, void (**slot)(void))
 {
     void *p = dlsym(h, name);
-    Dl_info where;
-    if (!p || (dladdr(p, &where) && where.dli_fbase == self))
+    if (!p || inside(g_self, p))
         return 0;
     memcpy(slot, &p, sizeof p);
     return 1;
+}
+
+/* Record where the object of handle `h` lies in memory (slot i of xo__blas_cpu_span), so
+ * that calls coming from inside it go straight back to it (xo__blas_inner). */
+static int span_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t *span = arg; /* in: the object's load address; out: start, length */
+    if (info->dlpi_addr != span[0])
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            uintptr_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            lo = a < lo ? a : lo;
+            hi = a + info->dlpi_phdr[i].p_memsz > hi ? a + info->dlpi_phdr[i].p_memsz : hi;
+        }
+    span[0] = lo;
+    span[1] = hi > lo ? hi - lo : 0;
+    return 1;
+}
+/* The span of the object of link map `lm` into out[2]; 1 when found. */
+static int span_of_map(const struct link_map *lm, uintptr_t out[2])
+{
+    uintptr_t span[2] = {(uintptr_t)lm->l_addr, 0};
+    if (dl_iterate_phdr(span_of, span) != 1)
+        return 0;
+    memcpy(out, span, sizeof span);
+    return 1;
+}
+static void record_span(void *h, int i)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        span_of_map(lm, xo__blas_cpu_span[i]);
+}
+
+/* Resolve in `h` every entry still unresolved; how many were. */
+static int resolve_all(void *h)
+{
+    int found = 0;
+    for (size_t i = 0; i < XO_BLAS_NENTRIES; i++)
+        if (*g_entries[i].slot == g_entries[i].stub)
+            found += resolve(h, g_entries[i].name, g_entries[i].slot);
+    return found;
 }
 
 /* What the CPU plugin asks of a CPU BLAS that is not OpenBLAS. */
@@ -85,34 +156,60 @@ static void set_threads_if_asked(int n)
         g_set_threads(n);
 }
 
+/* The CPU BLAS: XO_BLAS_LIB, and for what it lacks (or when it cannot be loaded) the
+ * default, with a warning: a missing routine never returns silently. Each is loaded
+ * privately (RTLD_LOCAL). The calls one makes to BLAS names of its own (reference CBLAS's
+ * cblas_saxpy calls saxpy_) reach the drop-in's exports through the global scope; those
+ * go straight back to it (xo__blas_inner), so they never wait on the drop-in's start or
+ * come back into crossover. */
 __attribute__((constructor)) static void load_cpu_blas(void)
 {
-    const char *lib = getenv("XO_BLAS_LIB");
-    if (!lib || !lib[0])
-        lib = XO_BLAS_DEFAULT_LIB;
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "crossover_blas: cannot load the CPU BLAS (XO_BLAS_LIB=%s): %s\n", lib, dlerror());
-        return;
-    }
     Dl_info self;
-    if (!dladdr((void *)load_cpu_blas, &self)) {
+    struct link_map *me = NULL;
+    if (!dladdr1((void *)load_cpu_blas, &self, (void **)&me, RTLD_DL_LINKMAP) || !me || !span_of_map(me, g_self)) {
         fprintf(stderr, "crossover_blas: cannot locate this library\n");
         return;
     }
-    int found = 0;
-#define XO_BLAS_RESOLVE(name, route) found += resolve(h, #name, &xo__fwd_##name, self.dli_fbase);
-    XO_BLAS_FORTRAN(XO_BLAS_RESOLVE)
-    XO_BLAS_CBLAS(XO_BLAS_RESOLVE)
-    XO_BLAS_POINTERS(XO_BLAS_RESOLVE)
-    g_set_threads = xo__fwd_openblas_set_num_threads == missing ? any_threads
-                                                                 : (void (*)(int))xo__fwd_openblas_set_num_threads;
+    const char *lib = getenv("XO_BLAS_LIB");
+    if (!lib || !lib[0])
+        lib = XO_BLAS_DEFAULT_LIB;
+    g_lib_name = lib;
+    int is_default = strcmp(lib, XO_BLAS_DEFAULT_LIB) == 0, found = 0, spans = 0;
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        fprintf(stderr, "crossover_blas: cannot load the CPU BLAS (XO_BLAS_LIB=%s): %s\n", lib, dlerror());
+    else {
+        found = resolve_all(h);
+        record_span(h, spans++);
+    }
+    size_t lacking = 0, first = 0;
+    for (size_t i = 0; i < XO_BLAS_NENTRIES; i++) /* openblas_* are extras (substitutes below) */
+        if (*g_entries[i].slot == g_entries[i].stub && strncmp(g_entries[i].name, "openblas_", 9) != 0 &&
+            !lacking++)
+            first = i;
+    if (lacking && !is_default) {
+        void *d = dlopen(XO_BLAS_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
+        int more = d ? resolve_all(d) : 0;
+        if (more)
+            record_span(d, spans++);
+        fprintf(stderr, "crossover_blas: XO_BLAS_LIB=%s %s %zu BLAS routine%s (%s%s); %s\n", lib,
+                h ? (found ? "lacks" : "provides none of the") : "could not be loaded: its", lacking,
+                lacking == 1 ? "" : "s", g_entries[first].name, lacking > 1 ? ", ..." : "",
+                more ? "they run on " XO_BLAS_DEFAULT_LIB : "calling one stops the process");
+        found += more;
+    }
+    void *row_major = h ? dlsym(h, "RowMajorStrg") : NULL;
+    if (row_major && !inside(g_self, row_major))
+        xo__blas_cpu_row_major = row_major;
+    g_set_threads = xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads
+                        ? any_threads
+                        : (void (*)(int))xo__fwd_openblas_set_num_threads;
     xo__fwd_openblas_set_num_threads = (void (*)(void))set_threads_if_asked;
-    if (xo__fwd_openblas_get_config == missing)
+    if (xo__fwd_openblas_get_config == missing_openblas_get_config)
         xo__fwd_openblas_get_config = (void (*)(void))no_config;
-    if (xo__fwd_openblas_get_corename == missing) /* a CPU BLAS other than OpenBLAS */
+    if (xo__fwd_openblas_get_corename == missing_openblas_get_corename) /* a CPU BLAS other than OpenBLAS */
         xo__fwd_openblas_get_corename = (void (*)(void))no_core;
-    xo__blas_lib_ok = xo__fwd_cblas_sgemm != missing && xo__fwd_sgemm_ != missing;
+    xo__blas_lib_ok = xo__fwd_cblas_sgemm != missing_cblas_sgemm && xo__fwd_sgemm_ != missing_sgemm_;
     if (!xo__blas_lib_ok)
         fprintf(stderr, "crossover_blas: XO_BLAS_LIB=%s is not a usable CPU BLAS (%d routines found%s)\n", lib,
                 found, found == 0 ? "; is it libcrossover_blas itself?" : "");

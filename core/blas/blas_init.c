@@ -1,7 +1,7 @@
 /* The drop-in's context, the size thresholds the cost model gives, the placed path's
- * wrapping of the caller's memory, the call counts printed at exit, and the default
- * error handlers (xerbla_, cblas_xerbla: weak, so a program's own take over). */
+ * wrapping of the caller's memory, and the call counts printed at exit. */
 #include "xo_blas.h"
+#include "xo_env.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -75,12 +75,10 @@ static int describe(xo__blas_kind kind, xo_dtype dt, double s, xo__op_cost *c, d
     return 1;
 }
 
-/* The largest work at which the CPU still wins against every other device. */
-static double small_work(const xo_context *ctx, xo__blas_kind kind, xo_dtype dt)
+/* The largest work at which the CPU (prof[0]) still wins against every other device of
+ * prof[0..ndev). */
+static double small_work(const xo__profile *prof, int ndev, xo__blas_kind kind, xo_dtype dt)
 {
-    xo__profile prof[XO_MAX_DEVICES];
-    for (int d = 0; d < ctx->ndev; d++)
-        prof[d] = ctx->dev[d].profile;
     double below = 0, limit = kind == XO_BLAS_GEMM                          ? 1 << 15
                               : kind == XO_BLAS_GEMV || kind == XO_BLAS_GER ? 1 << 17
                                                                             : 1u << 31;
@@ -90,11 +88,11 @@ static double small_work(const xo_context *ctx, xo__blas_kind kind, xo_dtype dt)
         if (!describe(kind, dt, s, &c, &work, &out))
             return INFINITY;
         xo_estimate cpu, dev;
-        xo__estimate(prof, ctx->ndev, 0, &c, 1.0, &cpu);
-        for (int d = 1; d < ctx->ndev; d++) {
-            if (dt == XO_F64 && !ctx->dev[d].info.fp64)
+        xo__estimate(prof, ndev, 0, &c, 1.0, &cpu);
+        for (int d = 1; d < ndev; d++) {
+            if (dt == XO_F64 && !prof[d].info.fp64)
                 continue;
-            xo__estimate(prof, ctx->ndev, d, &c, 1.0, &dev);
+            xo__estimate(prof, ndev, d, &c, 1.0, &dev);
             /* dispatch leaves the host only for a device clearly cheaper (0.9) */
             if (dev.total_us + xo__d2h_us(&prof[d], out) <= 0.9 * cpu.total_us)
                 return below;
@@ -116,6 +114,69 @@ static int log_wants_counts(void)
 
 static void print_summary(void);
 
+static void publish(double small[XO_BLAS_KINDS][2], const char *basis)
+{
+    for (int k = 0; k < XO_BLAS_KINDS; k++) {
+        xo__log(XO_LOG_INFO, "crossover_blas: %s leaves the CPU above work %g (float) / %g (double)%s", kind_names[k],
+                small[k][0], small[k][1], basis);
+        for (int dt = 0; dt < 2; dt++)
+            atomic_store_explicit(&xo__blas.small[k][dt], small[k][dt], memory_order_release);
+    }
+}
+
+/* ---- start, in two steps -------------------------------------------------------------
+ * 1. At the first call, without a context: what XO_DEVICE and XO_BLAS_PLACE ask, else the
+ *    thresholds the cost model gives on the built-in default profiles of every kind of
+ *    device a plugin could bring (a CUDA or OpenCL GPU, an accelerator, an OpenCL CPU
+ *    device). Under them no device could plausibly win, and calls go straight to the CPU
+ *    BLAS: a program whose calls all stay small (numpy's import: one cblas_sdot) never
+ *    builds a context, never starts a device runtime.
+ * 2. At the first call over them: the context (device discovery, profiles, calibration)
+ *    and the thresholds of the devices found. */
+
+static pthread_once_t g_first = PTHREAD_ONCE_INIT;
+static int g_place_all; /* XO_BLAS_PLACE=all: every call through crossover */
+
+/* XO_DEVICE names the CPU: only the host runs anything, so every call goes straight to
+ * the CPU BLAS (crossover's CPU device computes with it too). Other specs are resolved by
+ * the context. */
+static int forced_cpu(const char *spec) { return spec && strcasecmp(spec, "cpu") == 0; }
+
+static void first_call(void)
+{
+    /* the environment as a context reads it (XO_LOG, XO_DEVICE), without making one */
+    xo__env env;
+    const char *place = getenv("XO_BLAS_PLACE"), *device = NULL;
+    if (xo__env_read(&env) == XO_OK) {
+        atomic_store(&xo__log_level, env.log_level);
+        device = strcasecmp(env.device, "auto") == 0 ? NULL : env.device;
+    }
+    g_place_all = place && strcasecmp(place, "all") == 0;
+    if (place && !g_place_all && strcasecmp(place, "auto") != 0)
+        fprintf(stderr, "crossover_blas: XO_BLAS_PLACE=%s is neither auto nor all; auto\n", place);
+    int counting = log_wants_counts();
+    atomic_store(&xo__blas.counting, counting);
+    if (counting)
+        atexit(print_summary);
+    double small[XO_BLAS_KINDS][2];
+    static const struct { xo_device_kind kind; const char *plugin; } kinds[] = {
+        {XO_DEVICE_GPU, "cuda"}, {XO_DEVICE_GPU, "opencl"}, {XO_DEVICE_GPU, NULL},
+        {XO_DEVICE_ACCELERATOR, NULL}, {XO_DEVICE_CPU, "opencl"}};
+    enum { NKINDS = sizeof kinds / sizeof kinds[0] };
+    xo__profile prof[1 + NKINDS];
+    xo__profile_defaults(XO_DEVICE_CPU, "cpu", &prof[0]);
+    for (int i = 0; i < NKINDS; i++)
+        xo__profile_defaults(kinds[i].kind, kinds[i].plugin, &prof[1 + i]);
+    for (int k = 0; k < XO_BLAS_KINDS; k++)
+        for (int dt = 0; dt < 2; dt++)
+            small[k][dt] = g_place_all || (device && device[0] && !forced_cpu(device)) ? 0
+                           : forced_cpu(device) || !xo__blas_lib_ok ? INFINITY
+                           : small_work(prof, 1 + NKINDS, (xo__blas_kind)k, (xo_dtype)dt);
+    publish(small, " (built-in profiles: no context yet)");
+}
+
+void xo__blas_first_call(void) { pthread_once(&g_first, first_call); }
+
 static void set_up(void)
 {
     double small[XO_BLAS_KINDS][2];
@@ -127,24 +188,31 @@ static void set_up(void)
         fprintf(stderr, "crossover_blas: no crossover context (%s: %s); every call goes to the CPU BLAS\n",
                 xo_status_string(st), xo_last_error());
     if (st == XO_OK) {
+        static const xo_op_kind op[XO_BLAS_KINDS] = {
+            [XO_BLAS_GEMM] = XO_OP_GEMM, [XO_BLAS_GEMV] = XO_OP_GEMV,   [XO_BLAS_GER] = XO_OP_GER,
+            [XO_BLAS_AXPY] = XO_OP_AXPY, [XO_BLAS_AXPBY] = XO_OP_AXPBY, [XO_BLAS_SCAL] = XO_OP_SCAL,
+            [XO_BLAS_COPY] = XO_OP_COPY, [XO_BLAS_DOT] = XO_OP_DOT,     [XO_BLAS_NRM2] = XO_OP_NRM2};
         int forced = atomic_load(&ctx->forced);
+        xo__profile prof[XO_MAX_DEVICES];
+        for (int d = 0; d < ctx->ndev; d++)
+            prof[d] = ctx->dev[d].profile;
         for (int k = 0; k < XO_BLAS_KINDS; k++)
             for (int dt = 0; dt < 2; dt++)
-                small[k][dt] = forced >= 0 ? 0 /* XO_DEVICE: crossover places every call */
+                small[k][dt] = g_place_all ? 0
+                               /* XO_DEVICE: what the forced device runs goes there, the rest
+                                * (the CPU forced, or an op it lacks) straight to the CPU BLAS */
+                               : forced >= 0 ? (forced > 0 &&
+                                                        xo__dev_support(ctx, forced,
+                                                                        &(xo_op_desc){.kind = op[k],
+                                                                                      .dtype = (xo_dtype)dt}) ==
+                                                            XO_SUPPORT_YES
+                                                    ? 0
+                                                    : INFINITY)
                                : ctx->ndev == 1 ? INFINITY
-                                                : small_work(ctx, (xo__blas_kind)k, (xo_dtype)dt);
-        for (int k = 0; k < XO_BLAS_KINDS; k++)
-            xo__log(XO_LOG_INFO, "crossover_blas: %s leaves the CPU above work %g (float) / %g (double)",
-                    kind_names[k], small[k][0], small[k][1]);
+                                                : small_work(prof, ctx->ndev, (xo__blas_kind)k, (xo_dtype)dt);
     }
     g_ctx = ctx;
-    int counting = log_wants_counts();
-    atomic_store(&xo__blas.counting, counting);
-    if (counting)
-        atexit(print_summary);
-    for (int k = 0; k < XO_BLAS_KINDS; k++)
-        for (int dt = 0; dt < 2; dt++)
-            atomic_store_explicit(&xo__blas.small[k][dt], small[k][dt], memory_order_release);
+    publish(small, st == XO_OK ? " (the devices found)" : " (no context)");
 }
 
 xo_context *xo__blas_context(void)
@@ -227,28 +295,3 @@ static void print_summary(void)
                 fputc('\n', stderr);
             }
 }
-
-/* ---- error handlers -------------------------------------------------------------------- */
-
-/* Reference BLAS's message; unlike reference XERBLA we do not STOP the program: a
- * library never ends its caller. A program's own xerbla_ replaces this one. */
-__attribute__((weak)) void xerbla_(const char *srname, const int *info, size_t len)
-{
-    int n = 0;
-    while ((size_t)n < len && n < 32 && srname[n] && srname[n] != ' ')
-        n++;
-    fprintf(stderr, " ** On entry to %.*s parameter number %2d had an illegal value\n", n, srname, *info);
-}
-
-/* Reference CBLAS's message, again without ending the program. */
-__attribute__((weak)) void cblas_xerbla(blasint p, char *rout, char *form, ...)
-{
-    if (p)
-        fprintf(stderr, "Parameter %d to routine %s was incorrect\n", (int)p, rout);
-    va_list ap;
-    va_start(ap, form);
-    vfprintf(stderr, form, ap);
-    va_end(ap);
-}
-
-void xo__blas_xerbla(const char *name6, int info) { xerbla_(name6, &info, 6); }

@@ -14,8 +14,8 @@
 #define XO_BLAS_DEFINE_AXPY(T, DT, f77, cblas, xo_axpy)                                                      \
     static int place_##xo_axpy(xo__blas_abi abi, int n, T alpha, const T *x, int incx, T *y, int incy)       \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_AXPY, DT, abi, n) || !call.ctx)                 \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_AXPY, DT, abi, n))                    \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \
@@ -27,7 +27,7 @@
     {                                                                                                        \
         if (*n <= 0 || *alpha == 0)                                                                          \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_AXPY, DT, XO_BLAS_F77, *n) ||                                             \
+        if (XO_BLAS_DIRECT(XO_BLAS_AXPY, DT, XO_BLAS_F77, *n) ||                                             \
             !place_##xo_axpy(XO_BLAS_F77, *n, *alpha, x, *incx, y, *incy))                                   \
             XO_OB(f77)(n, alpha, x, incx, y, incy);                                                          \
     }                                                                                                        \
@@ -35,7 +35,7 @@
     {                                                                                                        \
         if (n <= 0 || alpha == 0)                                                                            \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_AXPY, DT, XO_BLAS_C, n) || !place_##xo_axpy(XO_BLAS_C, n, alpha, x, incx, y, incy)) \
+        if (XO_BLAS_DIRECT(XO_BLAS_AXPY, DT, XO_BLAS_C, n) || !place_##xo_axpy(XO_BLAS_C, n, alpha, x, incx, y, incy)) \
             XO_OB(cblas)(n, alpha, x, incx, y, incy);                                                        \
     }
 XO_BLAS_DEFINE_AXPY(float, XO_F32, saxpy_, cblas_saxpy, xo_saxpy)
@@ -53,8 +53,8 @@ XO_BLAS_DEFINE_AXPY(double, XO_F64, daxpy_, cblas_daxpy, xo_daxpy)
                 x[i * step] *= alpha;                                                                        \
             return 1;                                                                                        \
         }                                                                                                    \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (xo__blas_small(XO_BLAS_SCAL, DT, abi, n) || !call.ctx)                                           \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (xo__blas_unplaced(&call, XO_BLAS_SCAL, DT, abi, n))                                              \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 1, (void *)x, xo__blas_vspan(n, incx) * sizeof(T));              \
         if (st == XO_OK)                                                                                     \
@@ -65,7 +65,7 @@ XO_BLAS_DEFINE_AXPY(double, XO_F64, daxpy_, cblas_daxpy, xo_daxpy)
     {                                                                                                        \
         if (*n <= 0 || *incx <= 0 || *alpha == 1)                                                            \
             return;                                                                                          \
-        if ((*alpha != 0 && xo__blas_small(XO_BLAS_SCAL, DT, XO_BLAS_F77, *n)) ||                            \
+        if ((*alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_SCAL, DT, XO_BLAS_F77, *n)) ||                            \
             !place_##xo_scal(XO_BLAS_F77, *n, *alpha, x, *incx))                                             \
             XO_OB(f77)(n, alpha, x, incx);                                                                   \
     }                                                                                                        \
@@ -73,7 +73,7 @@ XO_BLAS_DEFINE_AXPY(double, XO_F64, daxpy_, cblas_daxpy, xo_daxpy)
     {                                                                                                        \
         if (n <= 0 || incx <= 0 || alpha == 1)                                                               \
             return;                                                                                          \
-        if ((alpha != 0 && xo__blas_small(XO_BLAS_SCAL, DT, XO_BLAS_C, n)) ||                                \
+        if ((alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_SCAL, DT, XO_BLAS_C, n)) ||                                \
             !place_##xo_scal(XO_BLAS_C, n, alpha, x, incx))                                                  \
             XO_OB(cblas)(n, alpha, x, incx);                                                                 \
     }
@@ -85,8 +85,8 @@ XO_BLAS_DEFINE_SCAL(double, XO_F64, dscal_, cblas_dscal, xo_dscal)
 #define XO_BLAS_DEFINE_DOT(T, DT, f77, cblas, xo_dot)                                                        \
     static int place_##xo_dot(xo__blas_abi abi, int n, const T *x, int incx, const T *y, int incy, T *out)   \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_DOT, DT, abi, n) || !call.ctx)                  \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_DOT, DT, abi, n))                     \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 3, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T), (void *)out, sizeof(T));           \
@@ -100,7 +100,7 @@ XO_BLAS_DEFINE_SCAL(double, XO_F64, dscal_, cblas_dscal, xo_dscal)
         T out = 0;                                                                                           \
         if (*n <= 0)                                                                                         \
             return 0;                                                                                        \
-        if (xo__blas_small(XO_BLAS_DOT, DT, XO_BLAS_F77, *n) ||                                              \
+        if (XO_BLAS_DIRECT(XO_BLAS_DOT, DT, XO_BLAS_F77, *n) ||                                              \
             !place_##xo_dot(XO_BLAS_F77, *n, x, *incx, y, *incy, &out))                                      \
             return XO_OB(f77)(n, x, incx, y, incy);                                                          \
         return out;                                                                                          \
@@ -110,7 +110,7 @@ XO_BLAS_DEFINE_SCAL(double, XO_F64, dscal_, cblas_dscal, xo_dscal)
         T out = 0;                                                                                           \
         if (n <= 0)                                                                                          \
             return 0;                                                                                        \
-        if (xo__blas_small(XO_BLAS_DOT, DT, XO_BLAS_C, n) || !place_##xo_dot(XO_BLAS_C, n, x, incx, y, incy, &out)) \
+        if (XO_BLAS_DIRECT(XO_BLAS_DOT, DT, XO_BLAS_C, n) || !place_##xo_dot(XO_BLAS_C, n, x, incx, y, incy, &out)) \
             return XO_OB(cblas)(n, x, incx, y, incy);                                                        \
         return out;                                                                                          \
     }
@@ -120,26 +120,43 @@ XO_BLAS_DEFINE_DOT(double, XO_F64, ddot_, cblas_ddot, xo_ddot)
 /* nrm2 of a negative increment is that of the same elements in the other order: |incx|;
  * of a zero one, n times x[0] (reference BLAS; OpenBLAS returns 0 there). */
 #define XO_BLAS_DEFINE_NRM2(T, DT, f77, cblas, xo_nrm2)                                                      \
-    static T nrm2_##xo_nrm2(xo__blas_abi abi, int n, const T *x, int incx)                                   \
+    /* n <= 0 and incx == 0 (every element is x[0]): 1 with *out set */                                      \
+    static int special_##xo_nrm2(int n, const T *x, int incx, T *out)                                        \
     {                                                                                                        \
-        T out = 0;                                                                                           \
-        if (n <= 0)                                                                                          \
+        if (n > 0 && incx != 0)                                                                              \
             return 0;                                                                                        \
-        if (incx == 0) /* every element is x[0] */                                                           \
-            return (T)(fabs((double)x[0]) * sqrt((double)n));                                                \
-        incx = abs(incx);                                                                                    \
+        *out = n <= 0 ? 0 : (T)(fabs((double)x[0]) * sqrt((double)n));                                       \
+        return 1;                                                                                            \
+    }                                                                                                        \
+    static int place_##xo_nrm2(xo__blas_abi abi, int n, const T *x, int incx, T *out)                        \
+    {                                                                                                        \
         xo__blas_call call = {.ctx = NULL};                                                                  \
-        if (xo__blas_small(XO_BLAS_NRM2, DT, abi, n) || !(call.ctx = xo__blas_context()) ||     \
-            xo__blas_small(XO_BLAS_NRM2, DT, abi, n))                                                        \
-            return XO_OB(cblas)(n, x, incx);                                                                 \
-        xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)&out, \
+        if (xo__blas_unplaced(&call, XO_BLAS_NRM2, DT, abi, n))                                              \
+            return 0;                                                                                        \
+        xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)out,  \
                                      sizeof(T));                                                             \
         if (st == XO_OK)                                                                                     \
             st = xo_nrm2(call.ctx, (size_t)n, call.buf[0], 0, (size_t)incx, call.buf[1], 0);                 \
-        return xo__blas_finish(&call, st, 1, XO_BLAS_NRM2, DT, abi) ? out : XO_OB(cblas)(n, x, incx);        \
+        return xo__blas_finish(&call, st, 1, XO_BLAS_NRM2, DT, abi);                                         \
     }                                                                                                        \
-    T f77(const int *n, const T *x, const int *incx) { return nrm2_##xo_nrm2(XO_BLAS_F77, *n, x, *incx); }   \
-    T cblas(const blasint n, const T *x, const blasint incx) { return nrm2_##xo_nrm2(XO_BLAS_C, n, x, incx); }
+    T f77(const int *n, const T *x, const int *incx)                                                         \
+    {                                                                                                        \
+        T out = 0;                                                                                           \
+        int inc = abs(*incx);                                                                                \
+        if (special_##xo_nrm2(*n, x, inc, &out) ||                                                           \
+            (!XO_BLAS_DIRECT(XO_BLAS_NRM2, DT, XO_BLAS_F77, *n) && place_##xo_nrm2(XO_BLAS_F77, *n, x, inc, &out))) \
+            return out;                                                                                      \
+        return XO_OB(f77)(n, x, &inc);                                                                       \
+    }                                                                                                        \
+    T cblas(const blasint n, const T *x, const blasint incx)                                                 \
+    {                                                                                                        \
+        T out = 0;                                                                                           \
+        int inc = abs(incx);                                                                                 \
+        if (special_##xo_nrm2(n, x, inc, &out) ||                                                            \
+            (!XO_BLAS_DIRECT(XO_BLAS_NRM2, DT, XO_BLAS_C, n) && place_##xo_nrm2(XO_BLAS_C, n, x, inc, &out)))  \
+            return out;                                                                                      \
+        return XO_OB(cblas)(n, x, inc);                                                                      \
+    }
 XO_BLAS_DEFINE_NRM2(float, XO_F32, snrm2_, cblas_snrm2, xo_snrm2)
 XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
 
@@ -147,8 +164,8 @@ XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
 #define XO_BLAS_DEFINE_COPY(T, DT, f77, cblas, xo_copy)                                                      \
     static int place_##xo_copy(xo__blas_abi abi, int n, const T *x, int incx, T *y, int incy)                \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_COPY, DT, abi, n) || !call.ctx)                 \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_COPY, DT, abi, n))                    \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \
@@ -160,14 +177,15 @@ XO_BLAS_DEFINE_NRM2(double, XO_F64, dnrm2_, cblas_dnrm2, xo_dnrm2)
     {                                                                                                        \
         if (*n <= 0)                                                                                         \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_COPY, DT, XO_BLAS_F77, *n) || !place_##xo_copy(XO_BLAS_F77, *n, x, *incx, y, *incy)) \
+        if (XO_BLAS_DIRECT(XO_BLAS_COPY, DT, XO_BLAS_F77, *n) ||                                             \
+            !place_##xo_copy(XO_BLAS_F77, *n, x, *incx, y, *incy))                                           \
             XO_OB(f77)(n, x, incx, y, incy);                                                                 \
     }                                                                                                        \
     void cblas(const blasint n, const T *x, const blasint incx, T *y, const blasint incy)                    \
     {                                                                                                        \
         if (n <= 0)                                                                                          \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_COPY, DT, XO_BLAS_C, n) || !place_##xo_copy(XO_BLAS_C, n, x, incx, y, incy)) \
+        if (XO_BLAS_DIRECT(XO_BLAS_COPY, DT, XO_BLAS_C, n) || !place_##xo_copy(XO_BLAS_C, n, x, incx, y, incy)) \
             XO_OB(cblas)(n, x, incx, y, incy);                                                               \
     }
 XO_BLAS_DEFINE_COPY(float, XO_F32, scopy_, cblas_scopy, xo_scopy)
@@ -177,8 +195,8 @@ XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
 #define XO_BLAS_DEFINE_AXPBY(T, DT, f77, cblas, xo_axpby)                                                    \
     static int place_##xo_axpby(xo__blas_abi abi, int n, T alpha, const T *x, int incx, T beta, T *y, int incy) \
     {                                                                                                        \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (incx <= 0 || incy <= 0 || xo__blas_small(XO_BLAS_AXPBY, DT, abi, n) || !call.ctx)                \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (incx <= 0 || incy <= 0 || xo__blas_unplaced(&call, XO_BLAS_AXPBY, DT, abi, n))                   \
             return 0;                                                                                        \
         xo_status st = xo__blas_wrap(&call, 2, (void *)x, xo__blas_vspan(n, incx) * sizeof(T), (void *)y,    \
                                      xo__blas_vspan(n, incy) * sizeof(T));                                   \
@@ -191,7 +209,7 @@ XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
     {                                                                                                        \
         if (*n <= 0)                                                                                         \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_AXPBY, DT, XO_BLAS_F77, *n) ||                                            \
+        if (XO_BLAS_DIRECT(XO_BLAS_AXPBY, DT, XO_BLAS_F77, *n) ||                                            \
             !place_##xo_axpby(XO_BLAS_F77, *n, *alpha, x, *incx, *beta, y, *incy))                           \
             XO_OB(f77)(n, alpha, x, incx, beta, y, incy);                                                    \
     }                                                                                                        \
@@ -200,7 +218,7 @@ XO_BLAS_DEFINE_COPY(double, XO_F64, dcopy_, cblas_dcopy, xo_dcopy)
     {                                                                                                        \
         if (n <= 0)                                                                                          \
             return;                                                                                          \
-        if (xo__blas_small(XO_BLAS_AXPBY, DT, XO_BLAS_C, n) ||                                               \
+        if (XO_BLAS_DIRECT(XO_BLAS_AXPBY, DT, XO_BLAS_C, n) ||                                               \
             !place_##xo_axpby(XO_BLAS_C, n, alpha, x, incx, beta, y, incy))                                  \
             XO_OB(cblas)(n, alpha, x, incx, beta, y, incy);                                                  \
     }

@@ -11,8 +11,9 @@ static int gemm_info(int ta, int tb, int m, int n, int k, int lda, int ldb, int 
          : ldb < xo__blas_max1(nrowb) ? 10 : ldc < xo__blas_max1(m) ? 13 : 0;
 }
 
-/* Reference CBLAS's INFO for cblas_?gemm: the layout, the transposes, then xGEMM's checks
- * on the column-major call a row-major one becomes, numbered as CBLAS parameters. */
+/* The INFO reference CBLAS hands cblas_xerbla for cblas_?gemm: layout 1, TransA 2, TransB
+ * 3, then xGEMM's INFO + 1 on the column-major call (row-major: A and B, M and N swapped);
+ * cblas_xerbla renumbers a row-major one as the caller wrote the call. */
 static int cblas_gemm_info(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb, int ldc)
 {
     if (layout != CblasColMajor && layout != CblasRowMajor)
@@ -21,13 +22,7 @@ static int cblas_gemm_info(int layout, int ta, int tb, int m, int n, int k, int 
         return !ta ? 2 : 3;
     int info = layout == CblasColMajor ? gemm_info(ta, tb, m, n, k, lda, ldb, ldc)
                                        : gemm_info(tb, ta, n, m, k, ldb, lda, ldc);
-    if (!info)
-        return 0;
-    info++; /* CBLAS counts the layout as parameter 1 */
-    if (layout == CblasColMajor)
-        return info;
-    static const int row_major[15] = {[4] = 5, [5] = 4, [9] = 11, [11] = 9};
-    return row_major[info] ? row_major[info] : info;
+    return info ? info + 1 : 0;
 }
 
 static int gemm_quick(int m, int n, int k, double alpha, double beta)
@@ -38,7 +33,7 @@ static int gemm_quick(int m, int n, int k, double alpha, double beta)
 /* alpha == 0 or k == 0: C = beta C, with beta == 0 writing zeros, A and B never read (as
  * reference xGEMM does; OpenBLAS would multiply NaN in A by 0). */
 #define XO_BLAS_SCALE_C(T, xo_gemm)                                                                          \
-    static void scale_c_##xo_gemm(xo_layout layout, int m, int n, T beta, T *c, int ldc)                    \
+    static void scale_c_##xo_gemm(xo_layout layout, int m, int n, T beta, T *c, int ldc)                     \
     {                                                                                                        \
         int rows = layout == XO_COL_MAJOR ? m : n, cols = layout == XO_COL_MAJOR ? n : m;                    \
         for (int j = 0; j < cols; j++)                                                                       \
@@ -53,15 +48,15 @@ XO_BLAS_SCALE_C(double, xo_dgemm)
 /* The placed call; 0 when the CPU BLAS is to run it (too small after all, no context,
  * or crossover failed without writing C). */
 #define XO_BLAS_PLACE_GEMM(T, DT, xo_gemm)                                                                   \
-    static int place_##xo_gemm(xo__blas_abi abi, xo_layout layout, int ta, int tb, int m, int n, int k,     \
-                               T alpha, const T *a, int lda, const T *b, int ldb, T beta, T *c, int ldc)    \
+    static int place_##xo_gemm(xo__blas_abi abi, xo_layout layout, int ta, int tb, int m, int n, int k,      \
+                               T alpha, const T *a, int lda, const T *b, int ldb, T beta, T *c, int ldc)     \
     {                                                                                                        \
         if (alpha == 0 || k == 0) {                                                                          \
             scale_c_##xo_gemm(layout, m, n, beta, c, ldc);                                                   \
             return 1;                                                                                        \
         }                                                                                                    \
-        xo__blas_call call = {.ctx = xo__blas_context()};                                                    \
-        if (xo__blas_small(XO_BLAS_GEMM, DT, abi, (double)m * n * k) || !call.ctx)                           \
+        xo__blas_call call = {.ctx = NULL};                                                                  \
+        if (xo__blas_unplaced(&call, XO_BLAS_GEMM, DT, abi, (double)m * n * k))                              \
             return 0;                                                                                        \
         int ar = ta == XO_NO_TRANS ? m : k, ac = ta == XO_NO_TRANS ? k : m;                                  \
         int br = tb == XO_NO_TRANS ? k : n, bc = tb == XO_NO_TRANS ? n : k;                                  \
@@ -84,7 +79,7 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
  * one comparison and the jump into the CPU BLAS. */
 #define XO_BLAS_DEFINE_GEMM(T, DT, f77, cblas, NAME6, xo_gemm)                                               \
     void f77(const char *transa, const char *transb, const int *m, const int *n, const int *k, const T *alpha, \
-             const T *a, const int *lda, const T *b, const int *ldb, const T *beta, T *c, const int *ldc,      \
+             const T *a, const int *lda, const T *b, const int *ldb, const T *beta, T *c, const int *ldc,    \
              size_t la, size_t lb)                                                                           \
     {                                                                                                        \
         int ta = xo__blas_trans_f77(transa), tb = xo__blas_trans_f77(transb);                                \
@@ -95,7 +90,7 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
         }                                                                                                    \
         if (gemm_quick(*m, *n, *k, *alpha, *beta))                                                           \
             return;                                                                                          \
-        if ((*alpha != 0 && xo__blas_small(XO_BLAS_GEMM, DT, XO_BLAS_F77, (double)*m * *n * *k)) ||         \
+        if ((*alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_GEMM, DT, XO_BLAS_F77, (double)*m * *n * *k)) ||          \
             !place_##xo_gemm(XO_BLAS_F77, XO_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, \
                              *ldc))                                                                          \
             XO_OB(f77)(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, la, lb);                \
@@ -108,12 +103,12 @@ XO_BLAS_PLACE_GEMM(double, XO_F64, xo_dgemm)
         int ta = xo__blas_trans_c(transa), tb = xo__blas_trans_c(transb);                                    \
         int info = cblas_gemm_info(layout, ta, tb, m, n, k, lda, ldb, ldc);                                  \
         if (info) {                                                                                          \
-            cblas_xerbla(info, (char *)#cblas, (char *)"");                                                  \
+            xo__blas_cblas_xerbla(#cblas, info, layout == CblasRowMajor);                                    \
             return;                                                                                          \
         }                                                                                                    \
         if (gemm_quick(m, n, k, alpha, beta))                                                                \
             return;                                                                                          \
-        if ((alpha != 0 && xo__blas_small(XO_BLAS_GEMM, DT, XO_BLAS_C, (double)m * n * k)) ||               \
+        if ((alpha != 0 && XO_BLAS_DIRECT(XO_BLAS_GEMM, DT, XO_BLAS_C, (double)m * n * k)) ||                \
             !place_##xo_gemm(XO_BLAS_C, (xo_layout)layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) \
             XO_OB(cblas)(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);              \
     }

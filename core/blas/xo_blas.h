@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define XO_HIDDEN __attribute__((visibility("hidden")))
 
@@ -29,6 +30,22 @@ XO_BLAS_POINTERS(XO_BLAS_DECLARE_POINTER)
 #define XO_OB(name) ((__typeof__(name) *)xo__fwd_##name)
 /* 1 once XO_BLAS_LIB is loaded and is not this library. */
 extern XO_HIDDEN int xo__blas_lib_ok;
+/* Where the CPU BLAS libraries lie in memory: [i][0] start, [i][1] length (0: none). */
+extern XO_HIDDEN uintptr_t xo__blas_cpu_span[2][2];
+/* 1 when return address `ra` lies inside the CPU BLAS: a call it makes to a BLAS name of
+ * its own (reference CBLAS's cblas_saxpy calls saxpy_) that the global scope gave to the
+ * drop-in. Such a call goes straight back to the CPU BLAS, as if the library had been
+ * loaded with RTLD_DEEPBIND: never placed, never waiting on the drop-in's start. */
+static inline int xo__blas_inner(const void *ra)
+{
+    uintptr_t a = (uintptr_t)ra;
+    return a - xo__blas_cpu_span[0][0] < xo__blas_cpu_span[0][1] ||
+           a - xo__blas_cpu_span[1][0] < xo__blas_cpu_span[1][1];
+}
+/* The test of every routine defined here, in the exported function itself: 1 when the call
+ * goes straight to the CPU BLAS (too small to leave the CPU, or made by the CPU BLAS). */
+#define XO_BLAS_DIRECT(kind, dt, abi, work) \
+    (xo__blas_small(kind, dt, abi, work) || xo__blas_inner(__builtin_return_address(0)))
 
 /* ---- Fortran prototypes of the routines defined here (gfortran's ABI: every argument
  * by reference, CHARACTER lengths as trailing size_t) ------------------------------- */
@@ -81,8 +98,12 @@ static inline int xo__blas_small(xo__blas_kind kind, xo_dtype dt, xo__blas_abi a
     return 1;
 }
 
-/* The drop-in's context, created on first use (with the thresholds); NULL when it could
- * not be created (every call then goes to the CPU BLAS). */
+/* The thresholds of a start without a context (built-in profiles, XO_DEVICE,
+ * XO_BLAS_PLACE), set once at the first call (blas_init.c). */
+XO_HIDDEN void xo__blas_first_call(void);
+/* The drop-in's context, created on the first call over those thresholds (and the
+ * thresholds of the devices found); NULL when it could not be created (every call then
+ * goes to the CPU BLAS). */
 XO_HIDDEN xo_context *xo__blas_context(void);
 
 /* Up to three operands over the caller's memory for one placed call. */
@@ -91,6 +112,19 @@ typedef struct xo__blas_call {
     int n;
     xo_buffer *buf[3];
 } xo__blas_call;
+/* For a call the first test did not send to the CPU BLAS: 1 when it goes there after
+ * all (the thresholds of the first call, then of the devices found, say so, or there is no
+ * context); else 0 with call->ctx set. */
+static inline int xo__blas_unplaced(xo__blas_call *call, xo__blas_kind kind, xo_dtype dt, xo__blas_abi abi,
+                                    double work)
+{
+    xo__blas_first_call();
+    if (xo__blas_small(kind, dt, abi, work))
+        return 1;
+    call->ctx = xo__blas_context();
+    return !call->ctx || xo__blas_small(kind, dt, abi, work);
+}
+
 /* Wrap `n` spans (pointer, bytes, ...); XO_OK or the wrap's failure. */
 XO_HIDDEN xo_status xo__blas_wrap(xo__blas_call *call, int n, ...);
 /* After the op returned `st`: make operand `out` current in the caller's memory, free the
@@ -122,7 +156,13 @@ static inline int xo__blas_trans_c(int t)
 static inline int xo__blas_max1(int v) { return v > 1 ? v : 1; }
 
 /* Report an illegal argument as reference BLAS does: xerbla_ with the 6-character
- * routine name (e.g. "SGEMM ") and INFO. */
+ * routine name (e.g. "SGEMM ") and INFO (blas_xerbla.c). */
 XO_HIDDEN void xo__blas_xerbla(const char *name6, int info);
+/* The same for CBLAS: cblas_xerbla with the routine's name and the INFO of the
+ * column-major call it became (reference CBLAS's numbering, which the handler renumbers
+ * for a row-major call, `row_major`, as the caller wrote it). */
+XO_HIDDEN void xo__blas_cblas_xerbla(const char *rout, int info, int row_major);
+/* The CPU BLAS's RowMajorStrg where it exports one (reference CBLAS), else NULL. */
+extern XO_HIDDEN int *xo__blas_cpu_row_major;
 
 #endif /* XO_BLAS_H */
