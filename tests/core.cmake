@@ -95,3 +95,7 @@ xo_add_test(test_device SOURCES test_device.c LIBS xo_mock xo_testutil crossover
 xo_add_test(test_explore SOURCES test_explore.c express_count.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)
+# Issue 22: an op failing on two devices names both reasons; gemm with k = 0 and an
+# unused lda past INT_MAX on every device.
+xo_add_test(test_robust_calls SOURCES test_robust_calls.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock,opencl XO_THREADS=1)
