@@ -27,3 +27,8 @@ xo_add_test(test_opencl_nn SOURCES test_opencl_nn.c LIBS xo_testutil m LABELS op
 # forked child) falls back to the CPU instead of aborting inside the OpenCL runtime.
 xo_add_test(test_alloc_limit SOURCES test_alloc_limit.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off XO_ZERO_COPY=off)
+
+# Issue 22: four threads creating and destroying contexts at once; RSS flat over many
+# short-lived contexts that ran CLBlast while another context lives.
+xo_add_test(test_context_cycles SOURCES test_context_cycles.c LIBS xo_testutil m Threads::Threads LABELS opencl
+            ENV XO_CALIBRATE=off)

@@ -1,6 +1,7 @@
 /* Internal interfaces of the OpenCL plugin (not installed). Internal names: xo__cl_.
  *
- *   cl_plugin.c   vtable, discovery, device info, supports, finish, drain_timings
+ *   cl_plugin.c   vtable, device info, supports, finish, drain_timings
+ *   cl_device.c   discovery; each device's cl_context held once per process; fork()
  *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
  *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2/ger through CLBlast's C API
  *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches (unary, binary, reduce)
@@ -80,8 +81,25 @@ typedef struct xo__cl_device {
 typedef struct xo__cl_state {
     const xo_plugin_host *host;
     int ndev;
+    unsigned fork_gen; /* xo__cl_fork_gen when the state was made */
     xo__cl_device dev[XO_CL_MAX_DEVICES];
 } xo__cl_state;
+
+/* ---- cl_device.c ---------------------------------------------------------------- */
+/* Give st (host set, no devices) one device per OpenCL device of the process: the
+ * shared cl_context, a queue of its own. No devices is no error. */
+xo_status xo__cl_process_open(xo__cl_state *st);
+/* Release st's queues and programs, and the shared cl_contexts with their last user. */
+void xo__cl_process_close(xo__cl_state *st);
+/* Counts the fork()s this process is a child of (bumped in the child). */
+extern _Atomic unsigned xo__cl_fork_gen;
+/* 1 in a child forked after st was made: its devices' runtime is not there. */
+static inline int xo__cl_lost(const xo__cl_state *st)
+{
+    return st->fork_gen != atomic_load_explicit(&xo__cl_fork_gen, memory_order_relaxed);
+}
+/* Set the "device lost to fork()" message; XO_ERR_DEVICE. */
+xo_status xo__cl_lost_fail(const xo__cl_state *st);
 
 /* xo_plugin_mem is a cl_mem in disguise. */
 static inline cl_mem xo__cl_mem(const xo_plugin_mem *m) { return (cl_mem)(uintptr_t)m; }
