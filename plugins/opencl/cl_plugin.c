@@ -98,7 +98,7 @@ static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t tok
 static xo_status vt_finish(void *state, int dev)
 {
     xo__cl_state *st = state;
-    if (xo__cl_lost(st)) return xo__cl_lost_fail(st);
+    if (xo__cl_lost(st)) return XO_OK; /* nothing will run there; reading data only current there says so */
     xo__cl_device *d = &st->dev[dev];
     cl_int err = clFinish(d->queue);
     pthread_mutex_lock(&d->lock);
