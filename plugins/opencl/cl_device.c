@@ -37,24 +37,13 @@ _Atomic unsigned xo__cl_fork_gen;
 
 /* ---- fork ------------------------------------------------------------------------ */
 
-/* The locks are taken around fork() so that the child never inherits one held by a
- * thread that does not exist there (the CLBlast lock after the table's, as everywhere). */
-static void before_fork(void)
-{
-    pthread_mutex_lock(&g_lock);
-    pthread_mutex_lock(&xo__clblast_lock);
-}
-
-static void after_fork_parent(void)
-{
-    pthread_mutex_unlock(&xo__clblast_lock);
-    pthread_mutex_unlock(&g_lock);
-}
-
+/* In the child only the forking thread exists: a lock another thread of the parent held
+ * would stay held, so both process-wide locks start afresh. (They are not taken around
+ * fork(): PoCL forks to run its linker from inside calls made under them.) */
 static void after_fork_child(void)
 {
-    pthread_mutex_unlock(&xo__clblast_lock);
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_init(&xo__clblast_lock, NULL);
     if (g_started)
         g_forked = 1;
     /* The parent's cl_contexts are not the child's to release. */
@@ -63,7 +52,7 @@ static void after_fork_child(void)
     atomic_fetch_add_explicit(&xo__cl_fork_gen, 1, memory_order_relaxed);
 }
 
-static void register_atfork(void) { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
 xo_status xo__cl_lost_fail(const xo__cl_state *st)
 {
