@@ -30,6 +30,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_users;   /* plugin states holding the table */
 static int g_ndev;
 static xo__cl_device g_dev[XO_CL_MAX_DEVICES];
+static _Atomic int g_warm[XO_CL_MAX_DEVICES][XO_CLB_COUNT * 2]; /* CLBlast routines compiled there */
 static int g_started; /* this process has started an OpenCL runtime */
 static int g_forked;  /* ... and this is a child forked after that */
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
@@ -207,10 +208,11 @@ static xo_status discover(const xo_plugin_host *h)
 
 /* ---- per-state devices ------------------------------------------------------------ */
 
-/* d: the table's device `shared` plus a queue of its own; 0 on success. g_lock held. */
-static int device_attach(xo__cl_state *st, xo__cl_device *d, const xo__cl_device *shared)
+/* d: the table's device i plus a queue of its own; 0 on success. g_lock held. */
+static int device_attach(xo__cl_state *st, xo__cl_device *d, int i)
 {
-    memcpy(d, shared, sizeof *d);
+    memcpy(d, &g_dev[i], sizeof *d);
+    d->warm = g_warm[i];
     cl_int err = CL_SUCCESS;
     d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
     if (err != CL_SUCCESS || !d->queue) {
@@ -246,6 +248,7 @@ static void table_release(void)
     for (int i = 0; i < g_ndev; i++) {
         clReleaseContext(g_dev[i].ctx);
         g_dev[i].ctx = NULL;
+        for (int r = 0; r < XO_CLB_COUNT * 2; r++) atomic_store(&g_warm[i][r], 0); /* the programs went */
     }
     g_ndev = 0;
 }
@@ -263,7 +266,7 @@ xo_status xo__cl_process_open(xo__cl_state *st)
     }
     xo_status s = g_users == 0 ? discover(h) : XO_OK;
     for (int i = 0; s == XO_OK && i < g_ndev; i++)
-        if (device_attach(st, &st->dev[st->ndev], &g_dev[i]) == 0) st->ndev++;
+        if (device_attach(st, &st->dev[st->ndev], i) == 0) st->ndev++;
     if (st->ndev > 0) {
         g_users++;
         st->fork_gen = atomic_load_explicit(&xo__cl_fork_gen, memory_order_relaxed);

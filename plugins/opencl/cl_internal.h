@@ -4,6 +4,7 @@
  *   cl_device.c   discovery; each device's cl_context held once per process; fork()
  *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
  *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2/ger through CLBlast's C API
+ *   cl_warm.c     a CLBlast routine's first use on a device, compiled outside its lock
  *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, launches (unary, binary, reduce)
  *   cl_nn.c       launches of the other ops on our kernels, gemm_bias_act (CLBlast + epilogue)
  *   cl_cache.c    compiled program binaries on disk
@@ -40,6 +41,11 @@ typedef enum xo__cl_kernel_id {
 #define XO_CL_STAGING_BYTES ((size_t)256 << 20)
 #define XO_CL_REDUCE_LOCAL 256 /* largest work-group of the reductions (power of two) */
 
+/* The CLBlast routines the plugin calls (cl_warm.c). */
+typedef enum xo__clblast_routine {
+    XO_CLB_GEMM, XO_CLB_GEMV, XO_CLB_AXPY, XO_CLB_SCAL, XO_CLB_COPY, XO_CLB_DOT, XO_CLB_GER, XO_CLB_COUNT
+} xo__clblast_routine;
+
 typedef struct xo__cl_timing {
     cl_event first, last; /* first == NULL: the op was one command, `last` */
     uint64_t token;
@@ -63,6 +69,7 @@ typedef struct xo__cl_device {
     _Atomic cl_ulong held;      /* bytes of the buffers mem_alloc gave out and not yet freed */
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
+    _Atomic int *warm;          /* [routine * 2 + fp64]: compiled on the shared cl_context (cl_device.c) */
 
     pthread_mutex_t build_lock; /* prog_state, prog, kernel handles (written once) */
     pthread_mutex_t lock;       /* kernel arguments + launches, partials, ring, staging */
@@ -136,6 +143,11 @@ xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_o
 xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 /* Enqueue op's gemm (GEMM's fields) with CLBlast; xo__clblast_lock held. */
 CLBlastStatusCode xo__cl_gemm_enqueue(const xo_op_desc *op, cl_command_queue *q, cl_event *ev);
+
+/* ---- cl_warm.c ------------------------------------------------------------------ */
+/* Compile routine r in dtype on d (one tiny call, outside xo__clblast_lock) unless it
+ * is warm already; XO_OK, or the error set. Call before taking xo__clblast_lock. */
+xo_status xo__clblast_warm(xo__cl_state *st, xo__cl_device *d, xo__clblast_routine r, xo_dtype dtype);
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
 /* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
