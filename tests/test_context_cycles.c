@@ -154,10 +154,12 @@ static void rss_flat_with_a_live_context(void **state)
     double grown = rss_mb() - before;
     print_message("RSS %.1f MB before, grew %.1f MB over %d cycles (%.3f MB a cycle)\n", before, grown, LEAK_CYCLES,
                   grown / LEAK_CYCLES);
-    /* The leak was ~2.8 MB a cycle (700 MB here); allow allocator noise. */
+    xo_context_destroy(keep);
+#if !defined(__SANITIZE_ADDRESS__) /* its quarantine keeps freed memory resident */
+    /* The leak was ~2 MB a cycle (500 MB here); allow allocator noise. */
     if (grown > 0.1 * LEAK_CYCLES)
         fail_msg("RSS grew %.1f MB over %d cycles with another context alive", grown, LEAK_CYCLES);
-    xo_context_destroy(keep);
+#endif
 }
 
 /* 1 if a context here has an OpenCL device. Asked in a child so that this process's
@@ -192,6 +194,15 @@ int main(void)
         printf("no OpenCL device: skipped\n");
         return XOT_EXIT_SKIP;
     }
+#if defined(__SANITIZE_ADDRESS__)
+    /* PoCL started on a thread that then exits leaves that thread a signal stack that
+     * AddressSanitizer fails to unmap (its CHECK aborts): under ASan the main thread
+     * starts it, and the threads only race each other's setup and teardown. */
+    xo_context *first;
+    if (xo_context_create(&first) != XO_OK)
+        return 1;
+    xo_context_destroy(first);
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_create_destroy), /* first: the runtime not started yet */
         cmocka_unit_test(threads_create_op_destroy),
