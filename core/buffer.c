@@ -2,6 +2,8 @@
  * The move stage of the op path: data crosses through the device layer (device.c). */
 #include "xo_internal.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,8 +124,10 @@ static xo_status download_locked(xo_buffer *b, int e)
         xo__log(XO_LOG_WARN, "download of %zu bytes from device %d failed (attempt %d): %s", b->bytes, e,
                 attempt + 1, xo_last_error());
     }
-    return xo__error(XO_ERR_DEVICE, "download of %zu bytes from device %d (%s) failed twice; its copy stays current",
-                     b->bytes, e, dev->info.plugin);
+    char why[512]; /* the device's reason (e.g. lost to fork()), copied before formatting */
+    snprintf(why, sizeof why, "%s", xo_last_error());
+    return xo__error(XO_ERR_DEVICE, "download of %zu bytes from device %d (%s) failed twice; its copy stays current: %s",
+                     b->bytes, e, dev->info.plugin, why);
 }
 
 static xo_status alloc_locked(xo_buffer *b, int dev);

@@ -100,9 +100,13 @@ xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out
     xo__log(XO_LOG_WARN, "%s failed on device %d (%s): %s; completing it on device %d", op->fn, failed,
             ctx->dev[failed].info.plugin, why, alt);
     xo_status st = xo__run(op, alt, 0, 0, -1);
-    if (st != XO_OK)
+    if (st != XO_OK) {
+        /* xo__error formats into the buffer xo_last_error() returns: copy the reason first. */
+        char why_alt[512];
+        snprintf(why_alt, sizeof why_alt, "%s", xo_last_error());
         return xo__error(XO_ERR_DEVICE, "%s: failed on device %d (%s) and on device %d (%s)", op->fn, failed, why, alt,
-                         xo_last_error());
+                         why_alt);
+    }
     /* Counted once the op has been completed elsewhere, as the contract defines it. */
     xo__record_fallback(ctx, failed);
     *out_dev = alt;
@@ -140,8 +144,11 @@ xo_status xo_finish(xo_context *ctx)
         if (d != 0 && !atomic_exchange_explicit(&ctx->dev[d].queued, 0, memory_order_acq_rel))
             continue;
         xo_status st = xo__dev_finish(ctx, d);
-        if (st != XO_OK && first == XO_OK)
-            first = xo__error(st, "xo_finish: device %d (%s): %s", d, ctx->dev[d].info.plugin, xo_last_error());
+        if (st != XO_OK && first == XO_OK) {
+            char why[512]; /* copied: xo__error writes the buffer xo_last_error() returns */
+            snprintf(why, sizeof why, "%s", xo_last_error());
+            first = xo__error(st, "xo_finish: device %d (%s): %s", d, ctx->dev[d].info.plugin, why);
+        }
         xo__record_drain(ctx, d);
         atomic_store_explicit(&ctx->dev[d].busy_until_ns, 0, memory_order_relaxed); /* its queue is empty */
     }

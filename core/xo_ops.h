@@ -241,13 +241,14 @@ static inline xo_status xo__check_overlap(const xo__op *op, int out, const char 
     return xo__fail_overlap(op->fn, outname, op->lo[out], op->hi[out], inname, op->lo[in], op->hi[in], alias_allowed);
 }
 
-/* A leading dimension or increment that cannot matter (one row or column, one element)
- * may legally be any size, even past what BLAS's 32-bit ints hold; the op is the same
- * with the smallest legal value, so that is what devices get. */
+/* A leading dimension or increment that cannot matter (one row or column, one element,
+ * or an empty matrix such as gemm's A when k = 0) may legally be any size, even past what
+ * BLAS's 32-bit ints hold; the op is the same with the smallest legal value, so that is
+ * what devices get. */
 static inline size_t xo__tidy_ld(xo_layout layout, size_t rows, size_t cols, size_t ld)
 {
     size_t inner = layout == XO_ROW_MAJOR ? cols : rows, outer = layout == XO_ROW_MAJOR ? rows : cols;
-    return outer <= 1 ? (inner > 1 ? inner : 1) : ld;
+    return outer <= 1 || inner == 0 ? (inner > 1 ? inner : 1) : ld;
 }
 static inline size_t xo__tidy_inc(size_t n, size_t inc) { return n <= 1 ? 1 : inc; }
 

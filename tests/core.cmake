@@ -104,3 +104,11 @@ set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
 xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)
+# Issue 22: an op failing on two devices names both reasons; gemm with k = 0 and an
+# unused lda past INT_MAX on every device.
+xo_add_test(test_robust_calls SOURCES test_robust_calls.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock,opencl XO_THREADS=1)
+# fork(): a child works with an inherited context (CPU pool, a lost OpenCL device) and
+# with a new one; alarm() in each child turns a hang into a failure.
+xo_add_test(test_fork SOURCES test_fork.c LIBS xo_testutil m
+            ENV XO_CALIBRATE=off XO_THREADS=4 XO_ZERO_COPY=off)

@@ -55,3 +55,13 @@ foreach(_xo_t IN ITEMS conformance cl_kernels)
   set_tests_properties(intel_ocl_${_xo_t} PROPERTIES LABELS "intel-ocl;opencl" SKIP_RETURN_CODE 77
     TIMEOUT 600 ENVIRONMENT "${_xo_env}")
 endforeach()
+# Issue 22: four threads creating and destroying contexts at once; RSS flat over many
+# short-lived contexts that ran CLBlast while another context lives.
+xo_add_test(test_context_cycles SOURCES test_context_cycles.c LIBS xo_testutil m Threads::Threads LABELS opencl
+            ENV XO_CALIBRATE=off)
+
+# Issue 22: a CLBlast routine's first call compiles outside the CLBlast lock, once per
+# device and precision (white-box counter and hook in plugins/opencl/cl_testing.h).
+xo_add_test(test_opencl_warm SOURCES test_opencl_warm.c LIBS xo_testutil m Threads::Threads LABELS opencl
+            ENV XO_CALIBRATE=off)
+target_include_directories(test_opencl_warm PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)

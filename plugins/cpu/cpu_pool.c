@@ -1,10 +1,23 @@
-/* A persistent thread pool for the CPU plugin's loops. */
+/* A persistent thread pool for the CPU plugin's loops.
+ *
+ * fork(): the child has none of the pool's threads, and its locks may have been held by
+ * a thread of the parent. A pool made before the fork runs every loop on the calling
+ * thread in the child and is freed there without touching its threads or locks; pools
+ * made in the child are whole. */
 #include "cpu_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
+/* Counts the fork()s this process is a child of (bumped in the child). */
+static _Atomic unsigned fork_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void after_fork_child(void) { atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed); }
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
 struct xo__cpu_pool {
+    unsigned fork_gen; /* fork_gen when made: another value means its threads are gone */
     int nworkers;
     pthread_t *workers;
     pthread_mutex_t busy;   /* held by the op that owns the pool */
@@ -57,9 +70,11 @@ static void *worker_main(void *arg)
 
 xo_status xo__cpu_pool_create(int threads, xo__cpu_pool **out)
 {
+    pthread_once(&atfork_once, register_atfork);
     xo__cpu_pool *p = calloc(1, sizeof *p);
     if (!p)
         return XO_ERR_OUT_OF_MEMORY;
+    p->fork_gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
     pthread_mutex_init(&p->busy, NULL);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->start, NULL);
@@ -81,6 +96,11 @@ void xo__cpu_pool_destroy(xo__cpu_pool *p)
 {
     if (!p)
         return;
+    if (p->fork_gen != atomic_load_explicit(&fork_gen, memory_order_relaxed)) {
+        free(p->workers); /* the parent's threads and locks: nothing to join or destroy here */
+        free(p);
+        return;
+    }
     pthread_mutex_lock(&p->lock);
     p->stop = 1;
     pthread_cond_broadcast(&p->start);
@@ -99,7 +119,8 @@ int xo__cpu_pool_threads(const xo__cpu_pool *p) { return p->nworkers + 1; }
 
 int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg)
 {
-    if (p->nworkers == 0 || n < grain || pthread_mutex_trylock(&p->busy) != 0) {
+    if (p->nworkers == 0 || n < grain || p->fork_gen != atomic_load_explicit(&fork_gen, memory_order_relaxed) ||
+        pthread_mutex_trylock(&p->busy) != 0) {
         fn(arg, 0, n, 0);
         return 1;
     }

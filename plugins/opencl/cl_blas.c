@@ -194,12 +194,32 @@ static xo_status run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *
 }
 
 /* CLBlast 1.5.3 (Debian 12) keeps process-wide caches that are not safe to use from
- * several threads at once (CLBlast issue 486): every call goes through one lock. The
- * calls only enqueue work, so the lock is held for microseconds. */
+ * several threads at once (CLBlast issue 486): every call goes through one lock. A
+ * routine's first call on a device, which compiles, is made beforehand outside it
+ * (cl_warm.c), so the calls under the lock only enqueue work: microseconds. */
 pthread_mutex_t xo__clblast_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static xo_status warm_for(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op)
+{
+    static const xo__clblast_routine of_kind[XO_OP_KIND_COUNT] = {
+        [XO_OP_GEMM] = XO_CLB_GEMM, [XO_OP_GEMV] = XO_CLB_GEMV, [XO_OP_AXPY] = XO_CLB_AXPY,
+        [XO_OP_SCAL] = XO_CLB_SCAL, [XO_OP_DOT] = XO_CLB_DOT,   [XO_OP_GER] = XO_CLB_GER,
+    };
+    if (op->dtype == XO_F64 && !d->info.fp64) return XO_OK; /* run_blas refuses it */
+    xo_status s = xo__clblast_warm(st, d, of_kind[op->kind], op->dtype);
+    if (s != XO_OK) return s;
+    if (op->kind == XO_OP_GEMV && op->beta == 0.0) /* gemv into a temporary, then copy */
+        return xo__clblast_warm(st, d, XO_CLB_COPY, op->dtype);
+    return XO_OK;
+}
 
 xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token)
 {
+    if (op->kind != XO_OP_GEMM && op->kind != XO_OP_GEMV && op->kind != XO_OP_AXPY && op->kind != XO_OP_SCAL &&
+        op->kind != XO_OP_DOT && op->kind != XO_OP_GER)
+        return st->host->set_error(XO_ERR_UNSUPPORTED, "opencl: op kind %d is not a BLAS op", (int)op->kind);
+    xo_status w = warm_for(st, d, op);
+    if (w != XO_OK) return w;
     pthread_mutex_lock(&xo__clblast_lock);
     xo_status r = run_blas(st, d, op, token);
     pthread_mutex_unlock(&xo__clblast_lock);

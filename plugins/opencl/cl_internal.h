@@ -1,11 +1,13 @@
 /* Internal interfaces of the OpenCL plugin (not installed). Internal names: xo__cl_.
  *
- *   cl_plugin.c   vtable, discovery, device info, supports, finish, drain_timings
+ *   cl_plugin.c   vtable, device info, supports, finish, drain_timings
+ *   cl_device.c   discovery; each device's cl_context held once per process; fork()
  *   cl_mem.c      device buffers, uploads (staged, asynchronous), downloads
  *   cl_blas.c     gemm/gemv/axpy/scal/dot/nrm2/ger through CLBlast's C API
  *   cl_ops.c      the op table: one row per op kind (how it runs, its kernels' program)
  *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, the generic launch
  *   cl_launch.c   each op's kernel launch, gemm_bias_act (CLBlast + epilogue)
+ *   cl_warm.c     a CLBlast routine's first use on a device, compiled outside its lock
  *   cl_cache.c    compiled program binaries on disk
  *   cl_events.c   per-device event bookkeeping: op timings, staging buffers
  *   cl_status.c   every cl_int / CLBlastStatusCode -> name and xo_status
@@ -65,6 +67,11 @@ typedef enum xo__cl_kernel_id {
 #define XO_CL_STAGING_BYTES ((size_t)256 << 20)
 #define XO_CL_REDUCE_LOCAL 256 /* largest work-group of the reductions (power of two) */
 
+/* The CLBlast routines the plugin calls (cl_warm.c). */
+typedef enum xo__clblast_routine {
+    XO_CLB_GEMM, XO_CLB_GEMV, XO_CLB_AXPY, XO_CLB_SCAL, XO_CLB_COPY, XO_CLB_DOT, XO_CLB_GER, XO_CLB_COUNT
+} xo__clblast_routine;
+
 typedef struct xo__cl_timing {
     cl_event first, last; /* first == NULL: the op was one command, `last` */
     uint64_t token;
@@ -88,6 +95,7 @@ typedef struct xo__cl_device {
     _Atomic cl_ulong held;      /* bytes of the buffers mem_alloc gave out and not yet freed */
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
+    _Atomic int *warm;          /* [routine * 2 + fp64]: compiled on the shared cl_context (cl_device.c) */
 
     pthread_mutex_t build_lock; /* prog_state, prog, kernel handles (written once) */
     pthread_mutex_t lock;       /* kernel arguments + launches, partials, ring, staging */
@@ -106,8 +114,25 @@ typedef struct xo__cl_device {
 typedef struct xo__cl_state {
     const xo_plugin_host *host;
     int ndev;
+    unsigned fork_gen; /* xo__cl_fork_gen when the state was made */
     xo__cl_device dev[XO_CL_MAX_DEVICES];
 } xo__cl_state;
+
+/* ---- cl_device.c ---------------------------------------------------------------- */
+/* Give st (host set, no devices) one device per OpenCL device of the process: the
+ * shared cl_context, a queue of its own. No devices is no error. */
+xo_status xo__cl_process_open(xo__cl_state *st);
+/* Release st's queues and programs, and the shared cl_contexts with their last user. */
+void xo__cl_process_close(xo__cl_state *st);
+/* Counts the fork()s this process is a child of (bumped in the child). */
+extern _Atomic unsigned xo__cl_fork_gen;
+/* 1 in a child forked after st was made: its devices' runtime is not there. */
+static inline int xo__cl_lost(const xo__cl_state *st)
+{
+    return st->fork_gen != atomic_load_explicit(&xo__cl_fork_gen, memory_order_relaxed);
+}
+/* Set the "device lost to fork()" message; XO_ERR_DEVICE. */
+xo_status xo__cl_lost_fail(const xo__cl_state *st);
 
 /* xo_plugin_mem is a cl_mem in disguise. */
 static inline cl_mem xo__cl_mem(const xo_plugin_mem *m) { return (cl_mem)(uintptr_t)m; }
@@ -144,6 +169,11 @@ xo_status xo__cl_download(void *state, int dev, xo_plugin_mem *src, size_t src_o
 xo_status xo__cl_run_blas(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 /* Enqueue op's gemm (GEMM's fields) with CLBlast; xo__clblast_lock held. */
 CLBlastStatusCode xo__cl_gemm_enqueue(const xo_op_desc *op, cl_command_queue *q, cl_event *ev);
+
+/* ---- cl_warm.c ------------------------------------------------------------------ */
+/* Compile routine r in dtype on d (one tiny call, outside xo__clblast_lock) unless it
+ * is warm already; XO_OK, or the error set. Call before taking xo__clblast_lock. */
+xo_status xo__clblast_warm(xo__cl_state *st, xo__cl_device *d, xo__clblast_routine r, xo_dtype dtype);
 
 /* ---- cl_kernels.c --------------------------------------------------------------- */
 /* BLAS ops that run on our kernels rather than CLBlast: gemm, gemv and scal with
@@ -211,7 +241,7 @@ extern const xo__cl_op_row xo__cl_ops[XO_OP_KIND_COUNT];
 int xo__cl_op_supports(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op);
 xo_status xo__cl_op_run(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token);
 
-/* The launches (cl_nn.c, cl_kernels.c). */
+/* The launches (cl_launch.c). */
 cl_int xo__cl_launch_scale(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last, const char **call);
 cl_int xo__cl_launch_elementwise(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
                                  const char **call);

@@ -292,6 +292,10 @@ xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_
     if (!xo__cl_program_ready(st, d, prog, op->dtype))
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s: program 'elementwise' (%s) is not available",
                             d->info.name, dbl ? "double" : "float");
+    if (product) { /* the first sgemm/dgemm here compiles: outside the CLBlast lock */
+        xo_status w = xo__clblast_warm(st, d, XO_CLB_GEMM, op->dtype);
+        if (w != XO_OK) return w;
+    }
     cl_command_queue q = d->queue;
     cl_event first = NULL, prod = NULL, last = NULL;
     CLBlastStatusCode s = CLBlastSuccess;
