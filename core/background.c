@@ -23,13 +23,6 @@ struct xo__background {
     int dev[XO_MAX_DEVICES];
 };
 
-xo_status xo__calibration_cancelled(const xo_context *ctx)
-{
-    if (ctx->calib_cancel && atomic_load_explicit(ctx->calib_cancel, memory_order_relaxed))
-        return xo__error(XO_ERR_DEVICE, "calibration cancelled: the context is being destroyed");
-    return XO_OK;
-}
-
 static int same_device(const xo_device_info *a, const xo_device_info *b)
 {
     return strcmp(a->plugin, b->plugin) == 0 && strcmp(a->name, b->name) == 0 && strcmp(a->driver, b->driver) == 0;
@@ -39,7 +32,7 @@ static void *worker(void *arg)
 {
     struct xo__background *bg = arg;
     xo_context *owner = bg->owner, *priv = NULL;
-    if (xo__context_create_private(&priv) != XO_OK) {
+    if (owner->make_private(&priv) != XO_OK) {
         xo__log(XO_LOG_WARN, "background calibration: cannot create its context: %s", xo_last_error());
         return NULL;
     }
@@ -75,7 +68,7 @@ static void *worker(void *arg)
         if (xo__profile_path(owner, d, path, sizeof path) && xo__profile_write(path, &p) != XO_OK)
             xo__log(XO_LOG_WARN, "device %d: profile not cached: %s", d, xo_last_error());
     }
-    xo_context_destroy(priv);
+    owner->destroy_private(priv);
     return NULL;
 }
 

@@ -16,6 +16,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* XO_ERR_DEVICE when the calibration running in ctx is to stop (its background thread
+ * set the flag), else XO_OK. */
+xo_status xo__calibration_cancelled(const xo_context *ctx)
+{
+    if (ctx->calib_cancel && atomic_load_explicit(ctx->calib_cancel, memory_order_relaxed))
+        return xo__error(XO_ERR_DEVICE, "calibration cancelled: the context is being destroyed");
+    return XO_OK;
+}
+
 #define LAUNCH_WARMUP 3
 #define LAUNCH_RUNS 30
 #define LATENCY_RUNS 15
@@ -400,11 +409,6 @@ void xo__profile_settle(xo__profile *p, const xo__profile *prev)
                 "last as final (xo calibrate --force measures it again)",
                 p->info.plugin, p->info.name, p->untrusted_runs);
     }
-}
-
-int xo__device_on_host_cores(const xo_device_info *info)
-{
-    return strcmp(info->plugin, "cpu") != 0 && info->kind == XO_DEVICE_CPU && info->host_unified;
 }
 
 /* Copy a profile's figures into the device's public info (identity stays the plugin's). */

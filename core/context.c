@@ -22,20 +22,13 @@ static void context_free(xo_context *ctx)
 
 /* `private_`: a context of the library's own (background calibration): it measures
  * nothing at creation, forces nothing, injects no faults and prints no summary. */
-/* fork(): the child has none of the parent's threads. Counted here so that a context
- * made before the fork does not wait for them (its background calibration). The
- * plugins keep their own counts (the CPU pool; OpenCL closes inherited devices). */
-_Atomic unsigned xo__fork_gen;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void after_fork_child(void) { atomic_fetch_add_explicit(&xo__fork_gen, 1, memory_order_relaxed); }
-static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
 static xo_status create(xo_context **out, int private_)
 {
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
     *out = NULL;
-    pthread_once(&atfork_once, register_atfork);
+    xo__fork_watch();
     xo__env env;
     XO_RETURN_IF_ERROR(xo__env_read(&env));
     if (private_) {
@@ -61,6 +54,8 @@ static xo_status create(xo_context **out, int private_)
     atomic_init(&ctx->forced, -1);
     ctx->tick0 = xo__ticks();
     ctx->us0 = xo__now_us();
+    ctx->make_private = xo__context_create_private;
+    ctx->destroy_private = xo_context_destroy;
 
     xo__devices_open(ctx, env.plugin_mask);
     xo_status st = XO_OK;
@@ -111,7 +106,9 @@ void xo_context_destroy(xo_context *ctx)
     if (ctx->summary) {
         xo_finish(ctx);
         xo__dispatch_flush_thread(ctx);
-        xo__summary_print(ctx);
+        char overlap[256] = "";
+        xo__background_overlap(ctx, overlap, sizeof overlap);
+        xo__summary_print(ctx, overlap);
     }
     xo__profiles_crosscheck(ctx); /* the run's timings against the cached profiles */
     context_free(ctx);
@@ -244,58 +241,7 @@ xo_status xo_set_device(xo_context *ctx, const char *spec)
     return XO_OK;
 }
 
-double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks)
-{
-    double us = xo__now_us() - ctx->us0;
-    uint64_t t = xo__ticks() - ctx->tick0;
-    return (us > 0 && t > 0) ? (double)ticks * us / (double)t : 0.0;
-}
 
 void xo__force_device(xo_context *ctx, int dev) { atomic_store(&ctx->forced, dev); }
 
-/* ---- stats ------------------------------------------------------------------- */
 
-xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out)
-{
-    if (!ctx)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: ctx is NULL");
-    if (!out)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: out is NULL");
-    if (device < 0 || device >= ctx->ndev)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: device = %d is not in [0, %d)", device, ctx->ndev);
-    xo__stats_atomic *s = (xo__stats_atomic *)&ctx->dev[device].stats;
-    uint64_t ops = atomic_load(&s->ops), busy_ns = atomic_load(&s->busy_ns);
-    for (int i = 0; i < XO_STAT_SLOTS; i++) {
-        ops += atomic_load_explicit(&ctx->stat_slots[i].ops[device], memory_order_relaxed);
-        busy_ns += atomic_load_explicit(&ctx->stat_slots[i].busy_ns[device], memory_order_relaxed);
-    }
-    out->ops = ops;
-    out->bytes_in = atomic_load(&s->bytes_in);
-    out->bytes_out = atomic_load(&s->bytes_out);
-    out->transfers = atomic_load(&s->transfers);
-    out->fallbacks = atomic_load(&s->fallbacks);
-    out->busy_us = (double)busy_ns * 1e-3 + xo__ticks_to_us(ctx, atomic_load(&s->busy_ticks));
-    return XO_OK;
-}
-
-xo_status xo_stats_reset(xo_context *ctx)
-{
-    if (!ctx)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_reset: ctx is NULL");
-    for (int d = 0; d < ctx->ndev; d++) {
-        xo__stats_atomic *s = &ctx->dev[d].stats;
-        atomic_store(&s->ops, 0);
-        atomic_store(&s->bytes_in, 0);
-        atomic_store(&s->bytes_out, 0);
-        atomic_store(&s->transfers, 0);
-        atomic_store(&s->fallbacks, 0);
-        atomic_store(&s->busy_ns, 0);
-        atomic_store(&s->busy_ticks, 0);
-    }
-    for (int i = 0; i < XO_STAT_SLOTS; i++)
-        for (int d = 0; d < XO_MAX_DEVICES; d++) {
-            atomic_store_explicit(&ctx->stat_slots[i].ops[d], 0, memory_order_relaxed);
-            atomic_store_explicit(&ctx->stat_slots[i].busy_ns[d], 0, memory_order_relaxed);
-        }
-    return XO_OK;
-}

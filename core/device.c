@@ -11,6 +11,7 @@
 #include "xo_env.h"
 #include "xo_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -54,6 +55,21 @@ int xo__plugin_names(const char *out[XO_MAX_PLUGIN_NAMES + 1])
     add_name(out, &n, extra ? extra->name : NULL);
     return n;
 }
+
+/* A device that computes on the host's own cores (a CPU OpenCL device such as PoCL). */
+int xo__device_on_host_cores(const xo_device_info *info)
+{
+    return strcmp(info->plugin, "cpu") != 0 && info->kind == XO_DEVICE_CPU && info->host_unified;
+}
+
+/* fork(): the child has none of the parent's threads. Counted here so that a context
+ * made before the fork does not wait for them (its background calibration). The
+ * plugins keep their own counts (the CPU pool; OpenCL closes inherited devices). */
+_Atomic unsigned xo__fork_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void after_fork_child(void) { atomic_fetch_add_explicit(&xo__fork_gen, 1, memory_order_relaxed); }
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+void xo__fork_watch(void) { pthread_once(&atfork_once, register_atfork); }
 
 /* ---- fault injection (XO_FAULTS) -------------------------------------------------- */
 

@@ -113,3 +113,57 @@ void xo__record_decision(xo_context *ctx, const xo_op_desc *desc, int cls, const
         xo__summary_record(ctx, desc->kind, desc->dtype, cls, ran, 1, est[ran].total_us,
                            ctx->dev[ran].async ? -1 : xo__now_us() - t0_us, ran != best);
 }
+
+double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks)
+{
+    double us = xo__now_us() - ctx->us0;
+    uint64_t t = xo__ticks() - ctx->tick0;
+    return (us > 0 && t > 0) ? (double)ticks * us / (double)t : 0.0;
+}
+
+/* ---- stats ------------------------------------------------------------------- */
+
+xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: ctx is NULL");
+    if (!out)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: out is NULL");
+    if (device < 0 || device >= ctx->ndev)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_get: device = %d is not in [0, %d)", device, ctx->ndev);
+    xo__stats_atomic *s = (xo__stats_atomic *)&ctx->dev[device].stats;
+    uint64_t ops = atomic_load(&s->ops), busy_ns = atomic_load(&s->busy_ns);
+    for (int i = 0; i < XO_STAT_SLOTS; i++) {
+        ops += atomic_load_explicit(&ctx->stat_slots[i].ops[device], memory_order_relaxed);
+        busy_ns += atomic_load_explicit(&ctx->stat_slots[i].busy_ns[device], memory_order_relaxed);
+    }
+    out->ops = ops;
+    out->bytes_in = atomic_load(&s->bytes_in);
+    out->bytes_out = atomic_load(&s->bytes_out);
+    out->transfers = atomic_load(&s->transfers);
+    out->fallbacks = atomic_load(&s->fallbacks);
+    out->busy_us = (double)busy_ns * 1e-3 + xo__ticks_to_us(ctx, atomic_load(&s->busy_ticks));
+    return XO_OK;
+}
+
+xo_status xo_stats_reset(xo_context *ctx)
+{
+    if (!ctx)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_stats_reset: ctx is NULL");
+    for (int d = 0; d < ctx->ndev; d++) {
+        xo__stats_atomic *s = &ctx->dev[d].stats;
+        atomic_store(&s->ops, 0);
+        atomic_store(&s->bytes_in, 0);
+        atomic_store(&s->bytes_out, 0);
+        atomic_store(&s->transfers, 0);
+        atomic_store(&s->fallbacks, 0);
+        atomic_store(&s->busy_ns, 0);
+        atomic_store(&s->busy_ticks, 0);
+    }
+    for (int i = 0; i < XO_STAT_SLOTS; i++)
+        for (int d = 0; d < XO_MAX_DEVICES; d++) {
+            atomic_store_explicit(&ctx->stat_slots[i].ops[d], 0, memory_order_relaxed);
+            atomic_store_explicit(&ctx->stat_slots[i].busy_ns[d], 0, memory_order_relaxed);
+        }
+    return XO_OK;
+}

@@ -67,7 +67,7 @@ void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cl
     pthread_mutex_unlock(&s->lock);
 }
 
-void xo__summary_print(xo_context *ctx)
+void xo__summary_print(xo_context *ctx, const char *extra)
 {
     xo__summary *s = ctx->summary;
     if (!s)
@@ -110,9 +110,8 @@ void xo__summary_print(xo_context *ctx)
                 }
     if (!any)
         fprintf(stderr, "(none: every estimate is the profile's)\n");
-    char overlap[256];
-    if (xo__background_overlap(ctx, overlap, sizeof overlap))
-        fprintf(stderr, "%s\n", overlap);
+    if (extra && *extra)
+        fprintf(stderr, "%s\n", extra);
     pthread_mutex_unlock(&s->lock);
 }
 

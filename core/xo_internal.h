@@ -198,7 +198,8 @@ xo_status xo__summary_create(xo_context *ctx);
  * >= 0 is the measured time of one of them. */
 void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cls, int dev, uint64_t calls,
                         double predicted_us, double measured_us, int fallback);
-void xo__summary_print(xo_context *ctx);
+/* The table on stderr, then `extra` (a line, or NULL). */
+void xo__summary_print(xo_context *ctx, const char *extra);
 void xo__summary_free(xo_context *ctx);
 
 /* ---- context, devices, buffers (context.c, buffer.c) --------------------------- */
@@ -277,6 +278,10 @@ struct xo_context {
                                       calibration replaces them while ops run */
     struct xo__background *background; /* calibration of provisional profiles (background.c) */
     _Atomic int *calib_cancel;     /* in a background calibration's private context: stop */
+    /* How background.c makes and ends its private context (context.c's, handed down so
+     * that the background thread does not call up into context.c). */
+    xo_status (*make_private)(xo_context **out);
+    void (*destroy_private)(xo_context *ctx);
     struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -409,8 +414,10 @@ xo_status xo__context_create_private(xo_context **out);
  * context, then published into ctx and cached. Wait for it (the xo tool does), or stop it
  * (xo_context_destroy: cancels between two measurement runs). */
 void xo__background_start(xo_context *ctx);
-/* Counts the fork()s this process is a child of (context.c's pthread_atfork). */
+/* Counts the fork()s this process is a child of (device.c's pthread_atfork, set up by
+ * xo__fork_watch at the first context). */
 extern _Atomic unsigned xo__fork_gen;
+void xo__fork_watch(void);
 void xo__background_wait(xo_context *ctx);
 void xo__background_stop(xo_context *ctx);
 /* Measure now, in the background thread, every device whose profile is a stand-in or

@@ -22,8 +22,10 @@ failures = []
 # ---- 1. headers on their own ---------------------------------------------------------
 includes = ["core/include", "core", "core/blas", "plugins/cpu", "plugins/opencl", "plugins/cuda", "tests"]
 gen = [os.path.join(root) for root, _, files in os.walk(build) if "xo_cl_embedded.h" in files]
+gen += [os.path.dirname(root) for root, _, files in os.walk(build)
+        if root.endswith(os.sep + "crossover") and "version.h" in files and "noroot" not in root and "consumer" not in root]
 flags = ["-std=c11", "-D_GNU_SOURCE", "-DCL_TARGET_OPENCL_VERSION=120", "-fsyntax-only", "-Wall", "-Wextra",
-         "-Werror"] + ["-I" + os.path.join(src, i) for i in includes] + ["-I" + g for g in gen[:1]]
+         "-Werror"] + ["-I" + os.path.join(src, i) for i in includes] + ["-I" + g for g in gen]
 headers = []
 for top in ("core", "plugins"):
     for root, _, files in os.walk(os.path.join(src, top)):
