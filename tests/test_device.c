@@ -1,4 +1,4 @@
-/* The device layer (core/device.c) against the mock plugin, whose calls it counts: a
+/* The device layer (core/device/device.c) against the mock plugin, whose calls it counts: a
  * site that XO_FAULTS fails never reaches the plugin and the op completes on the CPU
  * with its data intact; every transfer that reaches the plugin is counted once in the
  * device's stats, and nothing else is.

@@ -22,7 +22,7 @@
 #define ADVANTAGE 6  /* the mock's modelled time: the CPU's over this (launch included) */
 #define LAUNCH_US 5.0
 
-/* The constants healing rests on (core/correct.c, core/xo_dispatch.h). */
+/* The constants healing rests on (core/exec/correct.c, core/place/xo_dispatch.h). */
 #define DECAY_EVERY 64   /* look-ups of an unmeasured factor per decay step (sqrt) */
 #define REFRESH 16       /* a cached decision over 10 us is re-evaluated 1 call in 16 */
 #define FACTOR_MAX 64.0

@@ -2,7 +2,7 @@
  * discrete GPU (launch 12 us, transfers 12 GB/s): a small op on a big buffer that was
  * last written on the device is priced with moving the whole buffer home, which costs
  * more than one launch there, so without ski rental it stays there for ever. With it
- * (core/dispatch.c, pay_rent), every call that costs more on the device than on the host
+ * (core/place/dispatch.c, pay_rent), every call that costs more on the device than on the host
  * pays the difference as rent toward the move, and the buffer comes home once the rent
  * has paid for it: the op ends on the CPU, the buffer moves once, no prefix of the run
  * costs more than twice the best forced device, and the steady state is the CPU's.

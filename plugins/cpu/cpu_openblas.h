@@ -4,7 +4,7 @@
  * Inside libcrossover_blas.so (built with XO_CPU_OPENBLAS_PRIVATE) those names are the
  * drop-in's own exports: called by name, crossover's CPU device would call the drop-in
  * again and recurse. There the plugin calls the drop-in's pointers into the CPU BLAS it
- * loaded privately (core/blas/blas_forward.c). Every OpenBLAS entry the plugin uses is
+ * loaded privately (blas/blas_forward.c). Every OpenBLAS entry the plugin uses is
  * listed here. */
 #ifndef XO_CPU_OPENBLAS_H
 #define XO_CPU_OPENBLAS_H

@@ -5,7 +5,8 @@
    nothing else before it).
 2. No call cycle between the files of one library: from `nm` of each object in the
    archives, file A -> file B when A uses a symbol B defines; any strongly connected
-   group of two or more files is a circle, and fails the check.
+   group of two or more files is a circle, and fails the check. In the core, no file
+   calls a file of a folder above its own (LAYERS, top to bottom).
 3. The core never calls a plugin by name (only the generated registry may name their
    register functions), and no plugin calls the core by name.
 
@@ -20,14 +21,16 @@ src, build, cc = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys
 failures = []
 
 # ---- 1. headers on their own ---------------------------------------------------------
-includes = ["core/include", "core", "core/blas", "plugins/cpu", "plugins/opencl", "plugins/cuda", "tests"]
+LAYERS = ["context", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
+includes = (["core/include"] + ["core/" + l for l in LAYERS] +
+            ["blas", "plugins/cpu", "plugins/opencl", "plugins/cuda", "tests"])
 gen = [os.path.join(root) for root, _, files in os.walk(build) if "xo_cl_embedded.h" in files]
 gen += [os.path.dirname(root) for root, _, files in os.walk(build)
         if root.endswith(os.sep + "crossover") and "version.h" in files and "noroot" not in root and "consumer" not in root]
 flags = ["-std=c11", "-D_GNU_SOURCE", "-DCL_TARGET_OPENCL_VERSION=120", "-fsyntax-only", "-Wall", "-Wextra",
          "-Werror"] + ["-I" + os.path.join(src, i) for i in includes] + ["-I" + g for g in gen]
 headers = []
-for top in ("core", "plugins"):
+for top in ("core", "plugins", "blas"):
     for root, _, files in os.walk(os.path.join(src, top)):
         headers += [os.path.join(root, f) for f in files if f.endswith(".h")]
 with tempfile.TemporaryDirectory() as tmp:
@@ -120,6 +123,16 @@ for a, objs in per_archive.items():
                     failures.append("%s (core) calls %s in %s by name" % (o, s, other))
                 if me != "libcrossover.a" and other == "libcrossover.a":
                     failures.append("%s (%s) calls the core's %s by name" % (o, me, s))
+    if os.path.basename(a) == "libcrossover.a":  # the core's folders, top to bottom
+        layer_of = {}
+        for i, l in enumerate(LAYERS):
+            for f in os.listdir(os.path.join(src, "core", l)):
+                layer_of[f + ".o"] = i
+        for o, targets in edges.items():
+            for t in targets:
+                if o in layer_of and t in layer_of and layer_of[t] < layer_of[o]:
+                    failures.append("core/%s/%s calls up into core/%s/%s" % (
+                        LAYERS[layer_of[o]], o[:-2], LAYERS[layer_of[t]], t[:-2]))
     for group in sccs(sorted(objs), edges):
         if len(group) > 1:
             detail = "; ".join("%s -> %s" % (o, ", ".join(sorted(edges.get(o, set()) & set(group))))

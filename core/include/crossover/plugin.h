@@ -33,7 +33,7 @@ extern "C" {
 
 /* Every op kind, one row each, in enum order: the kind, its name, how many operands
  * its xo_op_desc carries, which of them it writes, and the operands' names in order.
- * The core's own per-op facts (work model, dimensions, shape text: core/optable.c)
+ * The core's own per-op facts (work model, dimensions, shape text: core/base/optable.c)
  * are indexed by the same rows and checked against this list at compile time.
  *
  *   X(KIND, name, nargs, out, operands)
