@@ -11,7 +11,6 @@
 
 struct xo__background {
     pthread_t thread;
-    unsigned fork_gen; /* xo__fork_gen at start: another value, the thread is the parent's */
     _Atomic int cancel;
     xo_context *owner;
     int ndev;
@@ -71,7 +70,6 @@ void xo__background_start(xo_context *ctx)
     if (!bg)
         return; /* the provisional profiles stay; a later context measures them */
     bg->owner = ctx;
-    bg->fork_gen = atomic_load_explicit(&xo__fork_gen, memory_order_relaxed);
     for (int d = 0; d < ctx->ndev; d++)
         if (ctx->dev[d].measure_later)
             bg->dev[bg->ndev++] = d;
@@ -86,8 +84,7 @@ void xo__background_wait(xo_context *ctx)
 {
     if (!ctx || !ctx->background)
         return;
-    if (ctx->background->fork_gen == atomic_load_explicit(&xo__fork_gen, memory_order_relaxed))
-        pthread_join(ctx->background->thread, NULL); /* in a forked child it does not exist */
+    pthread_join(ctx->background->thread, NULL);
     free(ctx->background);
     ctx->background = NULL;
 }

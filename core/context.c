@@ -22,20 +22,11 @@ static void context_free(xo_context *ctx)
 
 /* `private_`: a context of the library's own (background calibration): it measures
  * nothing at creation, forces nothing, injects no faults and prints no summary. */
-/* fork(): the child has none of the parent's threads. Counted here so that a context
- * made before the fork does not wait for them (its background calibration). The
- * plugins keep their own counts (the CPU pool; OpenCL closes inherited devices). */
-_Atomic unsigned xo__fork_gen;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void after_fork_child(void) { atomic_fetch_add_explicit(&xo__fork_gen, 1, memory_order_relaxed); }
-static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
-
 static xo_status create(xo_context **out, int private_)
 {
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
     *out = NULL;
-    pthread_once(&atfork_once, register_atfork);
     xo__env env;
     XO_RETURN_IF_ERROR(xo__env_read(&env));
     if (private_) {
