@@ -414,10 +414,6 @@ xo_status xo__context_create_private(xo_context **out);
  * context, then published into ctx and cached. Wait for it (the xo tool does), or stop it
  * (xo_context_destroy: cancels between two measurement runs). */
 void xo__background_start(xo_context *ctx);
-/* Counts the fork()s this process is a child of (device.c's pthread_atfork, set up by
- * xo__fork_watch at the first context). */
-extern _Atomic unsigned xo__fork_gen;
-void xo__fork_watch(void);
 void xo__background_wait(xo_context *ctx);
 void xo__background_stop(xo_context *ctx);
 /* Measure now, in the background thread, every device whose profile is a stand-in or

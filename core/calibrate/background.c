@@ -12,7 +12,6 @@
 
 struct xo__background {
     pthread_t thread;
-    unsigned fork_gen; /* xo__fork_gen at start: another value, the thread is the parent's */
     _Atomic int cancel;
     _Atomic int running;  /* the device being measured + 1; 0: none */
     _Atomic uint64_t measured_us; /* time spent measuring so far (finished devices) */
@@ -81,7 +80,6 @@ static void start(xo_context *ctx, int level)
         return; /* the provisional profiles stay; a later context measures them */
     bg->owner = ctx;
     bg->start_us = xo__now_us();
-    bg->fork_gen = atomic_load_explicit(&xo__fork_gen, memory_order_relaxed);
     for (int d = 0; d < ctx->ndev; d++)
         if (ctx->dev[d].measure_later && ctx->dev[d].measure_later <= level) {
             bg->dev[bg->ndev++] = d;
@@ -125,8 +123,7 @@ void xo__background_wait(xo_context *ctx)
 {
     if (!ctx || !ctx->background)
         return;
-    if (ctx->background->fork_gen == atomic_load_explicit(&xo__fork_gen, memory_order_relaxed))
-        pthread_join(ctx->background->thread, NULL); /* in a forked child it does not exist */
+    pthread_join(ctx->background->thread, NULL);
     free(ctx->background);
     ctx->background = NULL;
 }

@@ -22,13 +22,11 @@ static void context_free(xo_context *ctx)
 
 /* `private_`: a context of the library's own (background calibration): it measures
  * nothing at creation, forces nothing, injects no faults and prints no summary. */
-
 static xo_status create(xo_context **out, int private_)
 {
     if (!out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_context_create: out is NULL");
     *out = NULL;
-    xo__fork_watch();
     xo__env env;
     XO_RETURN_IF_ERROR(xo__env_read(&env));
     if (private_) {

@@ -62,15 +62,6 @@ int xo__device_on_host_cores(const xo_device_info *info)
     return strcmp(info->plugin, "cpu") != 0 && info->kind == XO_DEVICE_CPU && info->host_unified;
 }
 
-/* fork(): the child has none of the parent's threads. Counted here so that a context
- * made before the fork does not wait for them (its background calibration). The
- * plugins keep their own counts (the CPU pool; OpenCL closes inherited devices). */
-_Atomic unsigned xo__fork_gen;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void after_fork_child(void) { atomic_fetch_add_explicit(&xo__fork_gen, 1, memory_order_relaxed); }
-static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
-void xo__fork_watch(void) { pthread_once(&atfork_once, register_atfork); }
-
 /* ---- fault injection (XO_FAULTS) -------------------------------------------------- */
 
 int xo__fault_hit(xo_context *ctx, const char *plugin, const char *site)

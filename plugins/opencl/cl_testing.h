@@ -17,7 +17,7 @@ void xo__cl_counters_get(xo__cl_counters *out);
 
 /* CLBlast warm-ups made (cl_warm.c): a routine's first use per device and precision. */
 uint64_t xo__cl_warmups(void);
-/* Called by a warm-up before it compiles (its group's lock held, not the CLBlast lock). */
+/* Called by a warm-up before it compiles (the warm-up lock held, not the CLBlast lock). */
 extern void (*xo__cl_warm_hook)(void);
 
 #endif /* XO_CL_TESTING_H */

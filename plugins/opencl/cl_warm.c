@@ -7,30 +7,20 @@
  * device, one tiny call of it (sizes of 1 on scratch buffers) compiles it without that
  * lock; the real calls then only find it in CLBlast's caches.
  *
- * What CLBlast 1.5 cannot take concurrently is two threads producing the same cache
- * entry (CLBlast issue 486: the second Store fails): its caches are keyed by routine
- * (programs, binaries) and by the database's kernel list, which axpy, scal and copy share
- * ("Xaxpy"). A lock per database group and precision, process-wide, keeps two warm-ups
- * of one group apart (other groups, and calls of routines already warm, go on), and a
- * flag per table device, routine and precision (cl_device.c, cleared with CLBlast's
- * cache) says the routine is warm. */
+ * What CLBlast 1.5 cannot take concurrently is two first calls: two threads producing
+ * the same cache entry (CLBlast issue 486: the second Store fails), and two threads
+ * building tuning databases at once, even for different routines (ThreadSanitizer: a
+ * data race inside clblast::Database::Database between a first sdot and a first sgemv).
+ * So warm-ups take one process-wide lock of their own; a call of a warm routine only
+ * reads CLBlast's caches (each under CLBlast's own mutex) and goes on meanwhile, under
+ * xo__clblast_lock. A flag per table device, routine and precision (cl_device.c,
+ * cleared with CLBlast's cache) says the routine is warm. */
 #include "cl_internal.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-typedef enum group { G_GEMM, G_GEMV, G_LEVEL1, G_DOT, G_GER, G_COUNT } group;
-
-static const group group_of[XO_CLB_COUNT] = {
-    [XO_CLB_GEMM] = G_GEMM, [XO_CLB_GEMV] = G_GEMV, [XO_CLB_AXPY] = G_LEVEL1, [XO_CLB_SCAL] = G_LEVEL1,
-    [XO_CLB_COPY] = G_LEVEL1, [XO_CLB_DOT] = G_DOT, [XO_CLB_GER] = G_GER,
-};
-
-static pthread_mutex_t group_lock[G_COUNT][2] = {
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER}, {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER},
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER}, {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER},
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER},
-};
+static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic uint64_t n_warmups;
 void (*xo__cl_warm_hook)(void);
@@ -99,13 +89,12 @@ xo_status xo__clblast_warm(xo__cl_state *st, xo__cl_device *d, xo__clblast_routi
     const int dbl = dtype == XO_F64;
     _Atomic int *flag = &d->warm[r * 2 + dbl];
     if (atomic_load_explicit(flag, memory_order_acquire)) return XO_OK;
-    pthread_mutex_t *m = &group_lock[group_of[r]][dbl];
-    pthread_mutex_lock(m);
+    pthread_mutex_lock(&warm_lock);
     xo_status s = XO_OK;
     if (!atomic_load_explicit(flag, memory_order_relaxed)) {
         s = warm_up(st, d, r, dbl);
         if (s == XO_OK) atomic_store_explicit(flag, 1, memory_order_release);
     }
-    pthread_mutex_unlock(m);
+    pthread_mutex_unlock(&warm_lock);
     return s;
 }
