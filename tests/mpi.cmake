@@ -1,0 +1,13 @@
+# examples/mpi_mlp under mpirun: 2 ranks against 1 (tests/mpi_mlp.sh). Skipped (77) where
+# MPI was not found at configure time or mpirun is absent.
+set(XO_MPI_WORK ${CMAKE_CURRENT_BINARY_DIR}/mpi)
+if(TARGET mpi_mlp)
+  set(xo_mpi_exe $<TARGET_FILE:mpi_mlp>)
+else()
+  set(xo_mpi_exe "")
+endif()
+add_test(NAME mpi_mlp
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi_mlp.sh "${MPIEXEC_EXECUTABLE}" "${xo_mpi_exe}" ${XO_MPI_WORK})
+# The two ranks share one profile cache, as ranks on one machine do.
+set_tests_properties(mpi_mlp PROPERTIES LABELS mpi SKIP_RETURN_CODE 77 PROCESSORS 2 TIMEOUT 300
+  ENVIRONMENT "XO_CACHE_DIR=${XO_MPI_WORK}/cache")
