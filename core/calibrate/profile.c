@@ -162,19 +162,44 @@ enum {
     REQ_ALL = (1 << 7) - 1
 };
 
-static const struct {
+/* Every key of a profile file with a fixed name, one row each: its type, where it goes
+ * in an xo__profile, and the "required" bit it sets. (The curves, the streaming
+ * bandwidths and the per-op launch floors are named by pattern: apply_key.) */
+typedef enum field_type {
+    F_TEXT,   /* identity text, at most size - 1 characters */
+    F_KIND,   /* cpu | gpu | accelerator */
+    F_FLAG,   /* 0 or 1 (an int) */
+    F_FIGURE, /* a double of xo_device_info, written among the figures */
+    F_NUMBER, /* another finite non-negative double */
+    F_COUNT,  /* an int from 0 to 1000 */
+} field_type;
+#define FIELD(key, type, member, req) {key, type, offsetof(xo__profile, member), sizeof(((xo__profile *)0)->member), req}
+static const struct field {
     const char *key;
-    size_t off;
+    field_type type;
+    size_t off, size;
     int req;
-} double_keys[] = {
-    {"launch_us", offsetof(xo_device_info, launch_us), REQ_LAUNCH},
-    {"transfer_latency_us", offsetof(xo_device_info, transfer_latency_us), REQ_LATENCY},
-    {"h2d_gbps", offsetof(xo_device_info, h2d_gbps), REQ_H2D},
-    {"d2h_gbps", offsetof(xo_device_info, d2h_gbps), REQ_D2H},
-    {"mem_gbps", offsetof(xo_device_info, mem_gbps), REQ_MEM},
-    {"peak_gflops", offsetof(xo_device_info, peak_gflops), REQ_PEAK},
+} fields[] = {
+    FIELD("plugin", F_TEXT, info.plugin, 0),
+    FIELD("name", F_TEXT, info.name, 0),
+    FIELD("vendor", F_TEXT, info.vendor, 0),
+    FIELD("driver", F_TEXT, info.driver, 0),
+    FIELD("library_version", F_TEXT, library_version, 0),
+    FIELD("kind", F_KIND, info.kind, REQ_KIND),
+    FIELD("host_unified", F_FLAG, info.host_unified, 0),
+    FIELD("fp64", F_FLAG, info.fp64, 0),
+    FIELD("provisional", F_FLAG, provisional, 0),
+    FIELD("launch_us", F_FIGURE, info.launch_us, REQ_LAUNCH),
+    FIELD("transfer_latency_us", F_FIGURE, info.transfer_latency_us, REQ_LATENCY),
+    FIELD("h2d_gbps", F_FIGURE, info.h2d_gbps, REQ_H2D),
+    FIELD("d2h_gbps", F_FIGURE, info.d2h_gbps, REQ_D2H),
+    FIELD("mem_gbps", F_FIGURE, info.mem_gbps, REQ_MEM),
+    FIELD("peak_gflops", F_FIGURE, info.peak_gflops, REQ_PEAK),
+    FIELD("spread", F_NUMBER, spread, 0),
+    FIELD("untrusted_runs", F_COUNT, untrusted_runs, 0),
 };
-#define NDOUBLE_KEYS (sizeof double_keys / sizeof double_keys[0])
+#undef FIELD
+#define NFIELDS (sizeof fields / sizeof fields[0])
 
 static char *trim(char *s)
 {
@@ -228,70 +253,63 @@ static int curve_index(const char *key, xo_dtype *dtype)
 }
 
 /* Apply one `key = value` line to `p`. Returns 0 on a bad value (detail in `why`). */
-static int apply_key(xo__profile *p, const char *key, const char *val, int *have, unsigned curve_seen[2],
-                     int *stream_seen, char *why, size_t whycap)
+/* One fixed-name key: 1 if applied, 0 with the reason in `why`. */
+static int apply_field(xo__profile *p, const struct field *f, const char *val, int *have, char *why, size_t whycap)
 {
+    void *dst = (char *)p + f->off;
     double d;
-    if (strcmp(key, "plugin") == 0 || strcmp(key, "name") == 0 || strcmp(key, "vendor") == 0 ||
-        strcmp(key, "driver") == 0 || strcmp(key, "library_version") == 0) {
-        char *dst;
-        size_t cap;
-        if (key[0] == 'p') { dst = p->info.plugin; cap = sizeof p->info.plugin; }
-        else if (key[0] == 'n') { dst = p->info.name; cap = sizeof p->info.name; }
-        else if (key[0] == 'v') { dst = p->info.vendor; cap = sizeof p->info.vendor; }
-        else if (key[0] == 'd') { dst = p->info.driver; cap = sizeof p->info.driver; }
-        else { dst = p->library_version; cap = sizeof p->library_version; }
-        if (strlen(val) >= cap) {
-            snprintf(why, whycap, "value of %s is longer than %zu characters", key, cap - 1);
+    int flag;
+    switch (f->type) {
+    case F_TEXT:
+        if (strlen(val) >= f->size) {
+            snprintf(why, whycap, "value of %s is longer than %zu characters", f->key, f->size - 1);
             return 0;
         }
         memcpy(dst, val, strlen(val) + 1);
-        return 1;
-    }
-    if (strcmp(key, "kind") == 0) {
+        break;
+    case F_KIND:
         for (int k = 0; k < 3; k++)
             if (strcmp(val, kind_names[k]) == 0) {
-                p->info.kind = (xo_device_kind)k;
-                *have |= REQ_KIND;
+                *(xo_device_kind *)dst = (xo_device_kind)k;
+                *have |= f->req;
                 return 1;
             }
         snprintf(why, whycap, "kind = \"%s\": allowed cpu, gpu, accelerator", val);
         return 0;
-    }
-    if (strcmp(key, "host_unified") == 0 || strcmp(key, "fp64") == 0 || strcmp(key, "provisional") == 0) {
-        int f;
-        if (!parse_flag(val, &f)) {
-            snprintf(why, whycap, "%s = \"%s\": allowed 0 or 1", key, val);
+    case F_FLAG:
+        if (!parse_flag(val, &flag)) {
+            snprintf(why, whycap, "%s = \"%s\": allowed 0 or 1", f->key, val);
             return 0;
         }
-        if (key[0] == 'h')
-            p->info.host_unified = f;
-        else if (key[0] == 'f')
-            p->info.fp64 = f;
-        else
-            p->provisional = f;
-        return 1;
-    }
-    if (strcmp(key, "spread") == 0) {
+        *(int *)dst = flag;
+        break;
+    case F_FIGURE:
+    case F_NUMBER:
         if (!parse_number(val, &d)) {
-            snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", key, val);
+            snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", f->key, val);
             return 0;
         }
-        p->spread = d;
-        return 1;
-    }
-    if (strcmp(key, "untrusted_runs") == 0) {
+        *(double *)dst = d;
+        break;
+    case F_COUNT:
         if (!parse_number(val, &d) || d != floor(d) || d > 1000) {
-            snprintf(why, whycap, "%s = \"%s\": a count from 0 to 1000", key, val);
+            snprintf(why, whycap, "%s = \"%s\": a count from 0 to 1000", f->key, val);
             return 0;
         }
-        p->untrusted_runs = (int)d;
-        return 1;
+        *(int *)dst = (int)d;
+        break;
     }
-    int is_double = 0;
-    for (size_t i = 0; i < NDOUBLE_KEYS; i++)
-        if (strcmp(key, double_keys[i].key) == 0)
-            is_double = 1;
+    *have |= f->req;
+    return 1;
+}
+
+static int apply_key(xo__profile *p, const char *key, const char *val, int *have, unsigned curve_seen[2],
+                     int *stream_seen, char *why, size_t whycap)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (strcmp(key, fields[i].key) == 0)
+            return apply_field(p, &fields[i], val, have, why, whycap);
+    double d;
     xo_dtype dt = XO_F32;
     int ci = curve_index(key, &dt);
     int is_stream = strcmp(key, "sstream_gbps") == 0 || strcmp(key, "dstream_gbps") == 0;
@@ -300,19 +318,13 @@ static int apply_key(xo__profile *p, const char *key, const char *val, int *have
         for (int k = 0; k < XO_OP_KIND_COUNT; k++)
             if (strcmp(key + 10, xo__ops[k].name) == 0)
                 op_launch = k;
-    if (!is_double && ci < 0 && !is_stream && op_launch < 0)
+    if (ci < 0 && !is_stream && op_launch < 0)
         return 1; /* unknown key: ignored */
     if (!parse_number(val, &d)) {
         snprintf(why, whycap, "%s = \"%s\" is not a finite non-negative number", key, val);
         return 0;
     }
-    if (is_double) {
-        for (size_t i = 0; i < NDOUBLE_KEYS; i++)
-            if (strcmp(key, double_keys[i].key) == 0) {
-                *(double *)((char *)&p->info + double_keys[i].off) = d;
-                *have |= double_keys[i].req;
-            }
-    } else if (ci >= 0) {
+    if (ci >= 0) {
         p->gemm_gflops[dt][ci] = d;
         curve_seen[dt] |= 1u << ci;
     } else if (is_stream) {
@@ -531,8 +543,9 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     fprintf(f, "kind = %s\n", kind_names[in->kind <= XO_DEVICE_ACCELERATOR ? in->kind : 0]);
     fprintf(f, "host_unified = %d\n", in->host_unified ? 1 : 0);
     fprintf(f, "fp64 = %d\n", in->fp64 ? 1 : 0);
-    for (size_t i = 0; i < NDOUBLE_KEYS; i++)
-        fprintf(f, "%s = %.6g\n", double_keys[i].key, *(const double *)((const char *)in + double_keys[i].off));
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (fields[i].type == F_FIGURE)
+            fprintf(f, "%s = %.6g\n", fields[i].key, *(const double *)((const char *)p + fields[i].off));
     fprintf(f, "# gemm throughput (GFLOP/s) of square n x n x n products\n");
     for (int d = 0; d < 2; d++)
         for (int i = 0; i < XO_CURVE_POINTS; i++)
