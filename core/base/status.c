@@ -25,10 +25,14 @@ void xo__clear_error(void) { xo__last_error_text[0] = '\0'; }
 
 xo_status xo__error(xo_status s, const char *fmt, ...)
 {
+    /* Formatted aside, then copied: an argument may be this thread's previous message
+     * (xo_last_error()), which formatting in place would overwrite while reading it. */
+    char text[sizeof xo__last_error_text];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(xo__last_error_text, sizeof xo__last_error_text, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    memcpy(xo__last_error_text, text, sizeof text);
     xo__log(XO_LOG_DEBUG, "returning %s: %s", xo_status_string(s), xo__last_error_text);
     return s;
 }
