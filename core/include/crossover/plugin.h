@@ -240,7 +240,10 @@ typedef struct xo_plugin {
     xo_status (*mem_alloc)(void *state, int dev, size_t bytes, xo_plugin_mem **out);
     void (*mem_free)(void *state, int dev, xo_plugin_mem *mem);
     /* Host -> device. May be asynchronous, but must not read `src` after returning
-     * (stage it if needed). Ordered before later run() calls on the same device. */
+     * (stage it if needed). Ordered before later run() calls on the same device.
+     * dst_off / src_off (bytes into the allocation): the core moves whole buffers today
+     * and passes 0; they are there for moving only the span an op touches (residency per
+     * span), and a plugin must honour them (the CUDA plugin's tests do). */
     xo_status (*upload)(void *state, int dev, xo_plugin_mem *dst, size_t dst_off,
                         const void *src, size_t bytes);
     /* Device -> host. Blocking: returns once `dst` holds the data, after every
