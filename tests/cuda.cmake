@@ -52,3 +52,7 @@ xo_add_test(test_threads_shared_cuda_mock EXE test_threads_shared ARGS cuda exac
 if(TARGET test_semantics)
   xo_add_test(semantics_cuda_mock EXE test_semantics ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
 endif()
+# fork(): an inherited context's CUDA device is lost in the child (ops complete on the
+# CPU, data only there reads as XO_ERR_DEVICE naming fork), on the stand-in driver.
+xo_add_test(test_fork_cuda_mock EXE test_fork ARGS cuda
+            ENV ${XO_CUDA_MOCK_ENV} XO_PLUGINS=cpu,cuda XO_THREADS=4 XO_ZERO_COPY=off)

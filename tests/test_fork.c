@@ -2,7 +2,8 @@
  * alarm(): a hang is killed by SIGALRM and fails the case instead of hanging the suite.
  *  - a context inherited by the child runs ops big enough for the CPU pool, and is
  *    destroyed there (the pool's threads are the parent's);
- *  - with OpenCL (skipped without it): the inherited context's OpenCL device is lost in
+ *  - with OpenCL (or the plugin named by argv[1], e.g. cuda on the stand-in driver;
+ *    skipped without it): the inherited context's device is lost in
  *    the child; data current only there reads as XO_ERR_DEVICE naming fork, ops complete
  *    on the CPU, destroy returns; a new context in the child works, on every device it
  *    offers (none of OpenCL once the parent started it), also when the parent destroyed
@@ -23,7 +24,8 @@
 #define CHILD_SECONDS 30
 
 static float *g_x, *g_want;
-static int g_have_opencl;
+static const char *g_plugin = "opencl"; /* the device plugin under test (argv[1]) */
+static int g_have_device;
 
 /* Exit codes of a child: 0 ok, else the line that failed (mod 200, +1). */
 #define CHECK(cond)                                                                     \
@@ -106,11 +108,11 @@ static int child_inherited_opencl(void *arg)
     ocl_case *c = arg;
     float *got = malloc(BIG * sizeof(float));
     CHECK(got != NULL);
-    /* y's only current copy is on the OpenCL device, which is gone: a clear failure. */
+    /* y's only current copy is on the device, which is gone: a clear failure. */
     xo_status st = xo_buffer_read(c->y, 0, got, BIG * sizeof(float));
     CHECK(st == XO_ERR_DEVICE);
     CHECK(xot_contains(xo_last_error(), "fork"));
-    /* Ops complete on the CPU, forced onto OpenCL or not. */
+    /* Ops complete on the CPU, forced onto the device or not. */
     big_tanh_ok(c->ctx);
     CHECK(xo_set_device(c->ctx, "auto") == XO_OK);
     big_tanh_ok(c->ctx);
@@ -122,18 +124,18 @@ static int child_inherited_opencl(void *arg)
 static void inherited_context_opencl_lost(void **state)
 {
     (void)state;
-    if (!g_have_opencl)
+    if (!g_have_device)
         skip();
     ocl_case c;
     xot_assert_ok(xo_context_create(&c.ctx));
-    xot_assert_ok(xo_set_device(c.ctx, "opencl"));
+    xot_assert_ok(xo_set_device(c.ctx, g_plugin));
     xo_buffer *x;
     xot_assert_ok(xo_buffer_create(c.ctx, BIG * sizeof(float), &x));
     xot_assert_ok(xo_buffer_create(c.ctx, BIG * sizeof(float), &c.y));
     xot_assert_ok(xo_buffer_write(x, 0, g_x, BIG * sizeof(float)));
     xot_assert_ok(xo_sunary(c.ctx, XO_TANH, BIG, x, 0, c.y, 0));
     xot_assert_ok(xo_finish(c.ctx));
-    in_child(child_inherited_opencl, &c, "inherited context, OpenCL");
+    in_child(child_inherited_opencl, &c, "inherited context, its device plugin");
     float *got = xot_read_all(c.y); /* the parent's device is whole */
     xot_assert_close_f(got, g_want, BIG, "parent after the child");
     free(got);
@@ -150,10 +152,10 @@ static int child_new_context(void *arg)
     xo_context *ctx;
     CHECK(xo_context_create(&ctx) == XO_OK);
     int d;
-    /* Whatever OpenCL device the child's context offers must work (PoCL started in the
-     * parent hung here; crossover offers none in such a child). */
-    if (xo_device_find(ctx, "opencl", &d) == XO_OK) {
-        CHECK(xo_set_device(ctx, "opencl") == XO_OK);
+    /* Whatever device of the plugin the child's context offers must work (PoCL started
+     * in the parent hung here; crossover offers none in such a child). */
+    if (xo_device_find(ctx, g_plugin, &d) == XO_OK) {
+        CHECK(xo_set_device(ctx, g_plugin) == XO_OK);
         big_tanh_ok(ctx);
         CHECK(xo_set_device(ctx, "auto") == XO_OK);
     }
@@ -184,8 +186,12 @@ static void new_context_in_child_parent_gone(void **state)
     in_child(child_new_context, NULL, "new context, the parent's destroyed");
 }
 
-int main(void)
+/* argv[1]: the device plugin whose loss in a child is checked (default opencl; cuda
+ * against the stand-in driver). */
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        g_plugin = argv[1];
     g_x = malloc(BIG * sizeof(float));
     g_want = malloc(BIG * sizeof(float));
     if (!g_x || !g_want)
@@ -198,7 +204,7 @@ int main(void)
         fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
         return 1;
     }
-    g_have_opencl = xo_device_find(ctx, "opencl", &d) == XO_OK;
+    g_have_device = xo_device_find(ctx, g_plugin, &d) == XO_OK;
     xo_context_destroy(ctx);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(inherited_context_cpu_pool),

@@ -37,10 +37,37 @@ void xo__cuda_leave(xo__cuda_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* ---- fork ------------------------------------------------------------------------ */
+
+_Atomic unsigned xo__cuda_fork_gen;
+static _Atomic int g_started; /* this process has initialised the driver */
+static _Atomic int g_forked;  /* ... and this is a child forked after that */
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+static void after_fork_child(void)
+{
+    if (atomic_load(&g_started)) atomic_store(&g_forked, 1);
+    atomic_fetch_add_explicit(&xo__cuda_fork_gen, 1, memory_order_relaxed);
+}
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+void xo__cuda_fork_watch(void)
+{
+    pthread_once(&g_atfork_once, register_atfork);
+    atomic_store(&g_started, 1);
+}
+int xo__cuda_forked_after_start(void) { return atomic_load(&g_forked); }
+
 xo__cuda_device *xo__cuda_device_at(xo__cuda_state *st, int dev, const char *fn)
 {
     if (!st || dev < 0 || dev >= st->ndev) {
         if (st && st->host) st->host->set_error(XO_ERR_INVALID_ARGUMENT, "%s: no CUDA device %d", fn, dev);
+        return NULL;
+    }
+    if (xo__cuda_lost(st)) {
+        st->host->set_error(XO_ERR_DEVICE,
+                            "%s: device lost: the process forked and CUDA does not survive fork(); data only "
+                            "current on this device is gone, the other devices go on", fn);
         return NULL;
     }
     return &st->dev[dev];
@@ -170,7 +197,10 @@ xo_status xo__cuda_device_open(xo__cuda_state *st, xo__cuda_device *d, int ordin
 
 void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
 {
-    (void)st;
+    if (st && xo__cuda_lost(st)) { /* the parent's objects: not the child's to release */
+        memset(d, 0, sizeof *d);
+        return;
+    }
     if (d->ctx_retained) {
         if (xo__cu.cuCtxPushCurrent_v2(d->ctx) == CUDA_SUCCESS) {
             if (d->stream) (void)xo__cu.cuStreamSynchronize(d->stream);

@@ -25,6 +25,7 @@
 #include "cuda_kernels.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define XO_CUDA_MAX_DEVICES 16
@@ -93,11 +94,23 @@ typedef struct xo__cuda_device {
 
 typedef struct xo__cuda_state {
     const xo_plugin_host *host;
+    unsigned fork_gen;    /* xo__cuda_fork_gen when made: another value, this is a child */
     int driver_version;   /* cuDriverGetVersion: 13000 = 13.0 */
     char cublas_version[24]; /* "cuBLAS 13.0.2" or "no cuBLAS", for device_info */
     int ndev;
     xo__cuda_device dev[XO_CUDA_MAX_DEVICES];
 } xo__cuda_state;
+
+/* fork(): CUDA does not survive it. Counts the fork()s this process is a child of; in a
+ * child every entry of a state made before the fork fails (or does nothing) without
+ * touching the driver, and a child of a process that started CUDA offers no device. */
+extern _Atomic unsigned xo__cuda_fork_gen;
+void xo__cuda_fork_watch(void);
+int xo__cuda_forked_after_start(void);
+static inline int xo__cuda_lost(const xo__cuda_state *st)
+{
+    return st->fork_gen != atomic_load_explicit(&xo__cuda_fork_gen, memory_order_relaxed);
+}
 
 /* cuda_status.c: XO_OK on success, else set the thread's error detail to
  * "CALL: NAME (code)" through host->set_error and return the mapped status. */

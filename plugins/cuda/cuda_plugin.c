@@ -15,6 +15,10 @@ static xo_status cuda_init(const xo_plugin_host *host, void **out_state, int *ou
     *out_state = NULL;
     *out_ndevices = 0;
 
+    if (xo__cuda_forked_after_start()) {
+        host->log(XO_LOG_INFO, "cuda: this process forked after CUDA started in its parent: no CUDA devices");
+        return XO_OK;
+    }
     const xo__cuda_libs *libs = xo__cuda_load();
     if (!libs->driver) {
         host->log(XO_LOG_INFO, "cuda: no driver: %s", libs->driver_note);
@@ -41,6 +45,8 @@ static xo_status cuda_init(const xo_plugin_host *host, void **out_state, int *ou
     xo__cuda_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(XO_ERR_OUT_OF_MEMORY, "cuda init: out of host memory");
     st->host = host;
+    xo__cuda_fork_watch();
+    st->fork_gen = atomic_load_explicit(&xo__cuda_fork_gen, memory_order_relaxed);
     if (xo__cu.cuDriverGetVersion(&st->driver_version) != CUDA_SUCCESS) st->driver_version = 0;
 
     for (int i = 0; i < count; i++) {
@@ -95,6 +101,7 @@ static int cuda_supports(void *state, int dev, const xo_op_desc *op)
 {
     xo__cuda_state *st = state;
     if (!st || !op || dev < 0 || dev >= st->ndev) return 0;
+    if (xo__cuda_lost(st)) return -1; /* nothing runs here: placement looks elsewhere */
     if (op->dtype != XO_F32 && op->dtype != XO_F64) return 0;
     xo__cuda_device *d = &st->dev[dev];
     const unsigned need = xo__cuda_needs(op->kind); /* every op kind in both precisions */
@@ -108,6 +115,7 @@ static int cuda_supports(void *state, int dev, const xo_op_desc *op)
 static xo_status cuda_finish(void *state, int dev)
 {
     xo__cuda_state *st = state;
+    if (st && xo__cuda_lost(st)) return XO_OK; /* nothing runs there; data only there reads as lost */
     xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda finish");
     if (!d) return XO_ERR_INVALID_ARGUMENT;
     XO_CUDA_TRY(xo__cuda_enter(st, d));
@@ -119,6 +127,7 @@ static xo_status cuda_finish(void *state, int dev)
 static int cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max)
 {
     xo__cuda_state *st = state;
+    if (st && xo__cuda_lost(st)) return 0;
     xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda drain_timings");
     if (!d || max <= 0 || xo__cuda_enter(st, d) != XO_OK) return 0;
     const int n = xo__cuda_timing_collect(d, out, max);
