@@ -98,3 +98,7 @@ set_tests_properties(test_explore PROPERTIES RUN_SERIAL TRUE)
 # Every registered plugin asked about every op kind and sub-op; the null plugin skeleton.
 xo_add_test(test_plugins SOURCES test_plugins.c LIBS xo_testutil crossover_internal crossover_null m
             ENV XO_CALIBRATE=off)
+# Plans (capture, whole-plan placement, replay) against eager calls on twin buffers, on
+# every device and the mock (a GPU-like device priced as the test says).
+xo_add_test(test_plan SOURCES test_plan.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)

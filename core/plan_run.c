@@ -1,0 +1,168 @@
+/* Running a plan: a flat walk over its recorded calls, nothing validated or placed again.
+ * An op placed on the CPU whose operands are current on the host calls the CPU plugin
+ * directly (as the eager fast path does) and records itself (xo_record.h); anything else
+ * goes through run.c (moves, the device layer with its fault sites) and, if its device
+ * fails, completes elsewhere with xo__fall_back. Recorded reads and writes are
+ * xo_buffer_read / xo_buffer_write after their checks. Also xo_plan_describe and
+ * xo_plan_destroy. */
+#include "xo_plan.h"
+#include "xo_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Op s's device failed: complete it elsewhere, choosing among the devices that can run
+ * it by the model (for a failed CPU). */
+static xo_status fall_back(xo_plan *p, xo__step *s, int failed)
+{
+    xo_decision dec = {.ndevices = p->ctx->ndev};
+    double cost[XO_MAX_DEVICES];
+    xo__plan_step_costs(p, s, cost);
+    for (int d = 0; d < dec.ndevices; d++) {
+        dec.est[d].eligible = cost[d] >= 0 && d != failed;
+        dec.est[d].total_us = cost[d];
+    }
+    int ran;
+    return xo__fall_back(&s->op, failed, &dec, &ran);
+}
+
+static xo_status run_op(xo_plan *p, xo__step *s, int fast)
+{
+    xo__op *op = &s->op;
+    xo_context *ctx = p->ctx;
+    if (fast && s->dev == 0) {
+        int ok = 1;
+        for (int i = 0; i < op->desc.narg; i++) {
+            const xo_buffer *b = op->buf[i];
+            if (b && (((op->need >> i & 1u) && !(xo__valid(b) & 1u)) || ((op->writes >> i & 1u) && xo__inflight(b))))
+                ok = 0;
+        }
+        if (ok) {
+            uint64_t t0 = s->known_ns ? 0 : xo__ticks();
+            if (__builtin_expect(xo__dev_run_cpu(ctx, &op->desc) == XO_OK, 1)) {
+                xo__record_ran(ctx, op->stat_slot, 0, op->buf, op->desc.narg, op->writes, s->known_ns,
+                               s->known_ns ? 0 : xo__ticks() - t0);
+                return XO_OK;
+            }
+            return fall_back(p, s, 0);
+        }
+    }
+    xo_status st = xo__run(op, s->dev, 0, s->cls, s->known_us);
+    if (st != XO_OK)
+        return fall_back(p, s, s->dev);
+    if (s->dev != 0 && ctx->dev[s->dev].async)
+        xo__queue_add(ctx, s->dev, s->pred_us);
+    return XO_OK;
+}
+
+/* XO_PLAN=eager: the recorded op as an eager call (placed, and possibly run, afresh). */
+static xo_status run_eager(xo__step *s)
+{
+    xo__op op = s->op;
+    op.need = 0;
+    return xo__dispatch(&op);
+}
+
+static int capturing(const xo_context *ctx)
+{
+    for (const xo_plan *c = xo__capturing; c; c = c->next_capture)
+        if (c->ctx == ctx)
+            return 1;
+    return 0;
+}
+
+xo_status xo_plan_run(xo_plan *p)
+{
+    if (!p)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_run: plan is NULL");
+    xo_context *ctx = p->ctx;
+    if (__builtin_expect(xo__capturing != NULL, 0) && capturing(ctx))
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "xo_plan_run: this thread is capturing on the plan's context; end the capture first");
+    pthread_mutex_lock(&p->run_lock);
+    if (atomic_load(&p->gone)) {
+        char name[160];
+        xo__plan_gone_name(p, name, sizeof name);
+        pthread_mutex_unlock(&p->run_lock);
+        return xo__error(XO_ERR_INVALID_ARGUMENT,
+                         "xo_plan_run: a buffer the plan uses was destroyed: %s; nothing was run", name);
+    }
+    double t0 = xo__now_us();
+    int stat_slot = p->nops ? xo__thread_stat_slot(ctx) : -1;
+    int eager = ctx->plan_eager;
+    int fast = ctx->fast_dispatch && atomic_load_explicit(&xo__log_level, memory_order_relaxed) < XO_LOG_DECISIONS;
+    xo_status st = XO_OK;
+    for (int i = 0; i < p->nsteps && st == XO_OK; i++) {
+        xo__step *s = &p->steps[i];
+        switch (s->kind) {
+        case XO_STEP_OP:
+            s->op.stat_slot = stat_slot;
+            st = eager ? run_eager(s) : run_op(p, s, fast);
+            break;
+        case XO_STEP_WRITE: st = xo__buffer_write_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
+        case XO_STEP_READ: st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
+        }
+        if (st != XO_OK) {
+            char why[XO_ERROR_MAX];
+            snprintf(why, sizeof why, "%s", xo_last_error());
+            st = xo__error(st, "xo_plan_run: recorded call %d failed: %s", i + 1, why);
+        }
+    }
+    p->runs++;
+    p->run_us += xo__now_us() - t0;
+    pthread_mutex_unlock(&p->run_lock);
+    return st;
+}
+
+void xo_plan_destroy(xo_plan *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->run_lock); /* waits for a run */
+    xo_context *ctx = p->ctx;
+    if (ctx->summary) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "plan: %d ops in %d steps, 0 fused ops, %llu runs, predicted %.2f us per run, measured %.2f us "
+                 "per run",
+                 p->nops, p->nops, (unsigned long long)p->runs, p->total_us,
+                 p->runs ? p->run_us / (double)p->runs : 0.0);
+        xo__summary_plan(ctx, line);
+    }
+    pthread_mutex_unlock(&p->run_lock);
+    xo__plan_free(p);
+}
+
+xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
+{
+    if (!p)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: plan is NULL");
+    if (!text && size)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: text is NULL");
+    if (!size)
+        return XO_OK;
+    size_t used = 0;
+    text[0] = '\0';
+#define PUT(...)                                                                   \
+    do {                                                                           \
+        if (used < size) {                                                         \
+            int w_ = snprintf(text + used, size - used, __VA_ARGS__);              \
+            used = w_ < 0 ? size : used + (size_t)w_;                              \
+        }                                                                          \
+    } while (0)
+    int step = 0;
+    for (int i = 0; i < p->nsteps; i++) {
+        const xo__step *s = &p->steps[i];
+        if (s->kind != XO_STEP_OP)
+            continue;
+        char shape[64];
+        xo__op_shape_text(&s->op.desc, shape, sizeof shape);
+        PUT("step %d: %s %s on %d (%s), %.2f us\n", ++step, s->op.fn + 3, shape, s->dev,
+            p->ctx->dev[s->dev].info.plugin, s->pred_us);
+    }
+    PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
+        step, p->total_us, p->cpu_us, p->greedy_us);
+#undef PUT
+    return XO_OK;
+}
