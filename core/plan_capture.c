@@ -307,6 +307,7 @@ xo_status xo_capture_end(xo_context *ctx, xo_plan **out)
         xo__plan_free(p);
         return st;
     }
+    xo__plan_prepare_run(p);
     *out = p;
     return XO_OK;
 }

@@ -19,6 +19,7 @@ typedef enum xo__step_kind { XO_STEP_OP, XO_STEP_WRITE, XO_STEP_READ } xo__step_
 typedef struct xo__step {
     xo__step_kind kind;
     int dev;           /* ops: the device the plan runs it on */
+    int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
     double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
@@ -76,6 +77,8 @@ void xo__plan_gone_name(xo_plan *p, char *out, size_t cap);
 /* Unlink from buffers and free (no run may be in progress). */
 void xo__plan_free(xo_plan *p);
 
+/* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
+void xo__plan_prepare_run(xo_plan *p);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
 xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a
