@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Step simulations the improvement may spend: about 10-20 ms. */
-#define IMPROVE_BUDGET 1500000L
+/* Step simulations the improvement may spend (a few ms). */
+#define IMPROVE_BUDGET 400000L
 
 typedef struct placer {
     xo_plan *p;

@@ -558,6 +558,91 @@ static void plan_gpu_priced_chain(void **state)
     done(ctx);
 }
 
+
+/* Op by op ping-pongs: a gemm (cheaper on the device) writes a small matrix that a
+ * cheap element-wise op then reads; alone, that op is cheaper brought home (one small
+ * move, no launch) than launched on the device, so each round trip moves the matrix down
+ * and up again. As a whole the chain stays on the device. */
+static void plan_gpu_priced_ping_pong(void **state)
+{
+    (void)state;
+    static const xo_mock_config gpu = {
+        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+    int mock;
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    xo_context *ctx = context_with_mock(&gpu, &mock);
+    unsetenv("XO_PLUGINS");
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 20;
+    cpu.info.mem_gbps = 20;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    for (int i = 0; i < XO_CURVE_POINTS; i++)
+        cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = 20;
+    xo__device_set_profile(ctx, 0, &cpu);
+    enum { R = 256, K = 256, C = 16 };
+    float *w = malloc(sizeof(float) * R * K), *x0 = malloc(sizeof(float) * K * C);
+    xot_fill_f(w, R * K, 1, -0.1, 0.1);
+    xot_fill_f(x0, K * C, 2, -1, 1);
+    xo_buffer *W = xot_buffer(ctx, w, sizeof(float) * R * K), *xa[2], *xb[2];
+    for (int t = 0; t < 2; t++) {
+        xa[t] = xot_buffer(ctx, x0, sizeof(float) * K * C);
+        xb[t] = xot_buffer(ctx, NULL, sizeof(float) * K * C);
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    for (int t = 0; t < 2; t++) { /* t = 0: captured; t = 1: eager, for the results */
+        if (t == 1) {
+            xo_plan *plan;
+            xot_assert_ok(xo_capture_end(ctx, &plan));
+            char text[8192];
+            xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+            double tt, c, g;
+            const char *last = strstr(text, "plan: ");
+            assert_non_null(last);
+            assert_int_equal(sscanf(last, "plan: 16 ops in 16 steps, predicted %lf us per run (all on cpu: %lf us, "
+                                          "op by op: %lf us)", &tt, &c, &g), 3);
+            print_message("%s", last);
+            if (!(tt < 0.95 * g && tt < c))
+                fail_msg("whole-plan placement should beat op by op:\n%s", text);
+            char want[64];
+            for (int i = 1; i <= 16; i++) {
+                snprintf(want, sizeof want, "step %d: %s", i, i % 2 ? "sgemm" : "sunary");
+                assert_true(xot_contains(text, want));
+            }
+            assert_false(xot_contains(text, "(cpu)")); /* the whole chain on the device */
+            xot_assert_ok(xo_plan_run(plan));
+            xot_assert_ok(xo_stats_reset(ctx));
+            xot_assert_ok(xo_plan_run(plan)); /* the steady state: nothing moves */
+            xo_stats m = stats_of(ctx, mock);
+            assert_int_equal(m.ops, 16);
+            assert_int_equal(m.transfers, 0);
+            xo_plan_destroy(plan);
+        }
+        for (int rep = 0; rep < (t ? 2 : 1); rep++)
+            for (int i = 0; i < 4; i++) {
+                xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, R, C, K, 1.0f, W, 0, K, xa[t], 0,
+                                       C, 0.0f, xb[t], 0, C));
+                xot_assert_ok(xo_sunary(ctx, XO_TANH, R * C, xb[t], 0, xb[t], 0));
+                xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, R, C, K, 1.0f, W, 0, K, xb[t], 0,
+                                       C, 0.0f, xa[t], 0, C));
+                xot_assert_ok(xo_sunary(ctx, XO_TANH, R * C, xa[t], 0, xa[t], 0));
+            }
+    }
+    float *pa = xot_read_all(xa[0]), *ea = xot_read_all(xa[1]);
+    xot_assert_close_f(pa, ea, K * C, "ping-pong chain");
+    free(pa);
+    free(ea);
+    for (int t = 0; t < 2; t++) {
+        xo_buffer_destroy(xa[t]);
+        xo_buffer_destroy(xb[t]);
+    }
+    xo_buffer_destroy(W);
+    free(w);
+    free(x0);
+    done(ctx);
+}
+
 /* Plan building stays well under 50 ms for 1000 recorded ops (two devices). */
 static void plan_build_time(void **state)
 {
@@ -592,6 +677,7 @@ int main(void)
         cmocka_unit_test(plan_eager_and_summary),
         cmocka_unit_test(plan_faults),
         cmocka_unit_test(plan_gpu_priced_chain),
+        cmocka_unit_test(plan_gpu_priced_ping_pong),
         cmocka_unit_test(plan_build_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
