@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #define THREADS 4
-#define RUNS 200
-#define N 64
+#define RUNS 100
+#define N (1 << 16)
 
 static void *runner(void *arg)
 {
@@ -24,33 +24,37 @@ static void plan_threads_serialized(void **state)
     (void)state;
     xo_context *ctx = NULL;
     xot_assert_ok(xo_context_create(&ctx));
-    xo_buffer *x = xot_buffer(ctx, NULL, N * sizeof(float)), *one = xot_buffer(ctx, NULL, N * sizeof(float));
+    xo_buffer *x = xot_buffer(ctx, NULL, N * sizeof(float)), *one = xot_buffer(ctx, NULL, N * sizeof(float)),
+              *t = xot_buffer(ctx, NULL, N * sizeof(float));
     xot_assert_ok(xo_sfill(ctx, N, 1.0f, one, 0, 1));
-    float host[N];
+    static float host[N];
     xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(xo_saxpy(ctx, N, 1.0f, one, 0, 1, x, 0, 1)); /* x += 1 */
-    xot_assert_ok(xo_sscal(ctx, N, 1.0f, x, 0, 1));
+    /* x += 1 through t: two runs at once would lose increments */
+    xot_assert_ok(xo_scopy(ctx, N, x, 0, 1, t, 0, 1));
+    xot_assert_ok(xo_saxpy(ctx, N, 1.0f, one, 0, 1, t, 0, 1));
+    xot_assert_ok(xo_scopy(ctx, N, t, 0, 1, x, 0, 1));
     xot_assert_ok(xo_buffer_read(x, 0, host, sizeof host));
     xo_plan *plan;
     xot_assert_ok(xo_capture_end(ctx, &plan));
-    pthread_t t[THREADS];
+    pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, runner, plan), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, runner, plan), 0);
     for (int i = 0; i < THREADS; i++) {
         void *ret;
-        pthread_join(t[i], &ret);
+        pthread_join(th[i], &ret);
         assert_null(ret);
     }
-    float got[N];
+    static float got[N];
     xot_assert_ok(xo_buffer_read(x, 0, got, sizeof got));
     for (int i = 0; i < N; i++)
         assert_true(got[i] == (float)(THREADS * RUNS));
     xo_stats s;
     xot_assert_ok(xo_stats_get(ctx, 0, &s));
-    assert_true(s.ops >= 2u * THREADS * RUNS);
+    assert_true(s.ops >= 3u * THREADS * RUNS);
     xo_plan_destroy(plan);
     xo_buffer_destroy(x);
     xo_buffer_destroy(one);
+    xo_buffer_destroy(t);
     xo_context_destroy(ctx);
 }
 
