@@ -170,6 +170,11 @@ xo_status xo_plan_run(xo_plan *p)
     }
     p->runs++;
     p->run_us += xo__now_us() - t0;
+    if (ctx->summary && st == XO_OK && !eager) /* the per-op table counts the plan's ops too */
+        for (int i = 0; i < p->nsteps; i++)
+            if (p->steps[i].kind == XO_STEP_OP)
+                xo__summary_record(ctx, p->steps[i].op.desc.kind, p->steps[i].op.desc.dtype, p->steps[i].cls,
+                                   p->steps[i].dev, 1, p->steps[i].pred_us, -1, 0);
     pthread_mutex_unlock(&p->run_lock);
     return st;
 }

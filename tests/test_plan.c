@@ -411,8 +411,37 @@ static void plan_eager_and_summary(void **state)
     xo_context *bad = NULL;
     xot_assert_status(xo_context_create(&bad), XO_ERR_INVALID_ARGUMENT);
     assert_true(xot_contains(xo_last_error(), "XO_PLAN"));
-    setenv("XO_PLAN", "eager", 1);
+    setenv("XO_PLAN", "on", 1);
     setenv("XO_LOG", "summary", 1);
+    {   /* XO_PLAN=on: the table counts a plan's ops, and the plan's line follows it */
+        int mk;
+        xo_context *c2 = context_with_mock(&fast_mock, &mk);
+        c2->forced = 0;
+        xo_buffer *x = xot_buffer(c2, NULL, 64 * sizeof(float));
+        xot_assert_ok(xo_capture_begin(c2));
+        xot_assert_ok(xo_sfill(c2, 64, 2.0f, x, 0, 1));
+        xot_assert_ok(xo_sscal(c2, 64, 2.0f, x, 0, 1));
+        xo_plan *pl;
+        xot_assert_ok(xo_capture_end(c2, &pl));
+        for (int i = 0; i < 3; i++)
+            xot_assert_ok(xo_plan_run(pl));
+        xo_plan_destroy(pl);
+        xo_buffer_destroy(x);
+        xot_capture cap;
+        assert_int_equal(xot_capture_begin(&cap, 2), 0);
+        done(c2);
+        char *err = xot_capture_end(&cap);
+        assert_true(xot_contains(err, "plan: 2 ops in 2 steps, 0 fused ops, 3 runs, predicted"));
+        const char *row = strstr(err, "\nsfill ");
+        assert_non_null(row);
+        unsigned cls, dev;
+        unsigned long long calls;
+        char plugin[32];
+        assert_int_equal(sscanf(row + 1, "sfill %u %u %31s %llu", &cls, &dev, plugin, &calls), 4);
+        assert_int_equal(calls, 3);
+        free(err);
+    }
+    setenv("XO_PLAN", "eager", 1);
     int mock;
     xo_context *ctx = context_with_mock(&fast_mock, &mock);
     twin e, p;
