@@ -49,6 +49,7 @@ static int direct_ok(const xo_context *ctx, const xo__step *s)
 
 void xo__plan_prepare_run(xo_plan *p)
 {
+    xo__plan_fuse(p);
     for (int i = 0; i < p->nsteps; i++)
         p->steps[i].direct = p->steps[i].kind == XO_STEP_OP && direct_ok(p->ctx, &p->steps[i]);
 }
@@ -123,6 +124,21 @@ static xo_status run_eager(xo__step *s)
     return xo__dispatch(&op);
 }
 
+/* A fused group may run block by block: every operand it needs is current on the host and
+ * no zero-copy device may still read what it writes. */
+static int group_ready(const xo_plan *p, int head)
+{
+    for (int k = 0; k < p->steps[head].fused; k++) {
+        const xo__op *op = &p->steps[head + k].op;
+        for (int i = 0; i < op->desc.narg; i++) {
+            const xo_buffer *b = op->buf[i];
+            if (b && (((op->need >> i & 1u) && !(xo__valid(b) & 1u)) || ((op->writes >> i & 1u) && xo__inflight(b))))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 static int capturing(const xo_context *ctx)
 {
     for (const xo_plan *c = xo__capturing; c; c = c->next_capture)
@@ -156,8 +172,16 @@ xo_status xo_plan_run(xo_plan *p)
         xo__step *s = &p->steps[i];
         switch (s->kind) {
         case XO_STEP_OP:
-            s->op.stat_slot = stat_slot;
-            st = eager ? run_eager(s) : run_op(p, s, fast);
+            if (s->fused < 0)
+                break; /* its group ran it */
+            if (s->fused > 0 && !eager && fast && group_ready(p, i)) {
+                st = xo__plan_run_fused(p, i, stat_slot);
+                break;
+            }
+            for (int k = 0; k < (s->fused > 0 ? s->fused : 1) && st == XO_OK; k++) {
+                s[k].op.stat_slot = stat_slot;
+                st = eager ? run_eager(&s[k]) : run_op(p, &s[k], fast);
+            }
             break;
         case XO_STEP_WRITE: st = xo__buffer_write_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
         case XO_STEP_READ: st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
@@ -179,6 +203,14 @@ xo_status xo_plan_run(xo_plan *p)
     return st;
 }
 
+int xo__plan_nsteps(const xo_plan *p)
+{
+    int steps = 0;
+    for (int i = 0; i < p->nsteps; i++)
+        steps += p->steps[i].kind == XO_STEP_OP && p->steps[i].fused >= 0;
+    return steps;
+}
+
 void xo_plan_destroy(xo_plan *p)
 {
     if (!p)
@@ -188,9 +220,9 @@ void xo_plan_destroy(xo_plan *p)
     if (ctx->summary) {
         char line[256];
         snprintf(line, sizeof line,
-                 "plan: %d ops in %d steps, 0 fused ops, %llu runs, predicted %.2f us per run, measured %.2f us "
+                 "plan: %d ops in %d steps, %d fused ops, %llu runs, predicted %.2f us per run, measured %.2f us "
                  "per run",
-                 p->nops, p->nops, (unsigned long long)p->runs, p->total_us,
+                 p->nops, xo__plan_nsteps(p), p->nfused, (unsigned long long)p->runs, p->total_us,
                  p->runs ? p->run_us / (double)p->runs : 0.0);
         xo__summary_plan(ctx, line);
     }
@@ -218,12 +250,17 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
     int step = 0;
     for (int i = 0; i < p->nsteps; i++) {
         const xo__step *s = &p->steps[i];
-        if (s->kind != XO_STEP_OP)
+        if (s->kind != XO_STEP_OP || s->fused < 0)
             continue;
         char shape[64];
         xo__op_shape_text(&s->op.desc, shape, sizeof shape);
-        PUT("step %d: %s %s on %d (%s), %.2f us\n", ++step, s->op.fn + 3, shape, s->dev,
-            p->ctx->dev[s->dev].info.plugin, s->pred_us);
+        PUT("step %d: %s", ++step, s->op.fn + 3);
+        double us = s->pred_us;
+        for (int k = 1; k < s->fused; k++) {
+            PUT("+%s", s[k].op.fn + 3);
+            us += s[k].pred_us;
+        }
+        PUT(" %s on %d (%s), %.2f us\n", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
     }
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);

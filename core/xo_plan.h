@@ -20,6 +20,8 @@ typedef struct xo__step {
     xo__step_kind kind;
     int dev;           /* ops: the device the plan runs it on */
     int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
+    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2), block by
+                        * block; -1: run by the group before it; 0: not fused (plan_fuse.c) */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
     double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
@@ -45,6 +47,7 @@ struct xo_plan {
     xo_plan *next_capture; /* this thread's open captures */
     xo__step *steps;
     int nsteps, step_cap, nops;
+    int nfused;            /* ops in fused groups */
     xo__plan_buf *bufs;    /* grown under the links' lock (destroy marks entries) */
     int nbufs, buf_cap;
     int *hash;             /* buffer -> index (open addressing, -1: empty) */
@@ -77,6 +80,12 @@ void xo__plan_gone_name(xo_plan *p, char *out, size_t cap);
 /* Unlink from buffers and free (no run may be in progress). */
 void xo__plan_free(xo_plan *p);
 
+/* After placement: chains of element-wise CPU ops over the same elements that run as one
+ * pass over cache-sized blocks (plan_fuse.c); running one such group. */
+void xo__plan_fuse(xo_plan *p);
+xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
+/* Steps of the plan: ops, a fused group counting once. */
+int xo__plan_nsteps(const xo_plan *p);
 /* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
 void xo__plan_prepare_run(xo_plan *p);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
