@@ -5,7 +5,7 @@
  * alternate, and the fastest batch of each is reported as ns per op.
  * Then 8 element-wise ops over 4M floats (a chain the plan fuses into one pass over
  * cache-sized blocks) eagerly and as a plan, fastest of 7 runs each.
- * Usage: xo_plan_replay [ops-per-sequence] (default 64). */
+ * Usage: xo_plan_replay [ops-per-sequence (default 64) [axpy: saxpy only]]. */
 #include <crossover.h>
 
 #include "xo_internal.h"
@@ -13,6 +13,7 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define N 16
@@ -27,10 +28,12 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static int axpy_only; /* argv[2] == "axpy": every op a saxpy (host BLAS entry on replay) */
+
 static xo_status issue(xo_context *ctx, xo_buffer **b, int ops)
 {
     for (int i = 0; i < ops; i++) {
-        xo_status st = i & 1 ? xo_sscal(ctx, N, 0.999f, b[i % NBUF], 0, 1)
+        xo_status st = (i & 1) && !axpy_only ? xo_sscal(ctx, N, 0.999f, b[i % NBUF], 0, 1)
                              : xo_saxpy(ctx, N, 1e-3f, b[i % NBUF], 0, 1, b[(i + 1) % NBUF], 0, 1);
         if (st != XO_OK)
             return st;
@@ -41,7 +44,7 @@ static xo_status issue(xo_context *ctx, xo_buffer **b, int ops)
 static void direct(float **h, int ops)
 {
     for (int i = 0; i < ops; i++) {
-        if (i & 1)
+        if ((i & 1) && !axpy_only)
             cblas_sscal(N, 0.999f, h[i % NBUF], 1);
         else
             cblas_saxpy(N, 1e-3f, h[i % NBUF], 1, h[(i + 1) % NBUF], 1);
@@ -98,6 +101,7 @@ static void chain_bench(xo_context *ctx)
 int main(int argc, char **argv)
 {
     int ops = argc > 1 ? atoi(argv[1]) : 64;
+    axpy_only = argc > 2 && strcmp(argv[2], "axpy") == 0;
     if (ops < 2 || ops > 100000) {
         fprintf(stderr, "usage: xo_plan_replay [ops-per-sequence, 2..100000]\n");
         return 2;
@@ -138,7 +142,8 @@ int main(int argc, char **argv)
             if (ns < best[kind])
                 best[kind] = ns;
         }
-    printf("sequence of %d tiny ops (saxpy, sscal n=%d), fastest of %d batches, ns per op:\n", ops, N, BATCHES);
+    printf("sequence of %d tiny ops (%s n=%d), fastest of %d batches, ns per op:\n", ops,
+           axpy_only ? "saxpy" : "saxpy, sscal", N, BATCHES);
     printf("  OpenBLAS direct  %7.2f\n", best[0]);
     printf("  eager            %7.2f  (+%.2f)\n", best[1], best[1] - best[0]);
     printf("  plan replay      %7.2f  (+%.2f)\n", best[2], best[2] - best[0]);
