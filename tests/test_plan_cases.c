@@ -1,5 +1,9 @@
-/* One call per op kind (test_plan_cases.h). */
+/* One call per op kind, and the helpers of the plan tests (test_plan_cases.h). */
 #include "test_plan_cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define M XOT_PLAN_ROWS
 #define N XOT_PLAN_COLS
@@ -117,3 +121,83 @@ const xot_plan_case xot_plan_cases[XO_OP_KIND_COUNT] = {
     [XO_OP_GEMM_BIAS_ACT] = c_gemm_bias_act,
     [XO_OP_SOFTMAX_XENT] = c_softmax_xent,
 };
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+const xo_mock_config xot_plan_fast_mock = {
+    .launch_us = 20, .gflops = 5000, .gbps = 500, .transfer_latency_us = 2, .transfer_gbps = 50};
+
+xo_context *xot_plan_context(const xo_mock_config *cfg, int *mock)
+{
+    xo_mock_install(cfg);
+    xo_context *ctx = NULL;
+    xot_assert_ok(xo_context_create(&ctx));
+    *mock = xo_device_count(ctx) - 1;
+    assert_string_equal(ctx->dev[*mock].info.plugin, "mock");
+    xo__profile p;
+    xo_mock_profile(&ctx->dev[*mock].info, &p);
+    xo__device_set_profile(ctx, *mock, &p);
+    return ctx;
+}
+
+void xot_plan_done(xo_context *ctx)
+{
+    xo_context_destroy(ctx);
+    xo_mock_install(NULL);
+}
+
+/* ---- xot_twin buffer sets --------------------------------------------------------------- */
+
+
+void xot_twin_make(xo_context *ctx, xot_twin *t, xo_dtype dt, uint64_t seed, int labels_in_1)
+{
+    size_t es = dt == XO_F64 ? 8 : 4;
+    t->bytes = XOT_PLAN_ELEMS * es;
+    void *data = malloc(t->bytes);
+    for (int i = 0; i < XOT_TWIN_BUFS; i++) {
+        if (i == 1 && labels_in_1) {
+            int32_t *l = data;
+            for (size_t j = 0; j < XOT_PLAN_ELEMS * es / 4; j++)
+                l[j] = (int32_t)((j * 5 + seed) % XOT_PLAN_COLS);
+        } else if (dt == XO_F64) {
+            xot_fill_d(data, XOT_PLAN_ELEMS, seed * 31 + (uint64_t)i, 0.5, 1.5);
+        } else {
+            xot_fill_f(data, XOT_PLAN_ELEMS, seed * 31 + (uint64_t)i, 0.5, 1.5);
+        }
+        t->b[i] = xot_buffer(ctx, data, t->bytes);
+    }
+    free(data);
+}
+
+void xot_twin_free(xot_twin *t)
+{
+    for (int i = 0; i < XOT_TWIN_BUFS; i++)
+        xo_buffer_destroy(t->b[i]);
+}
+
+/* Every buffer of a and b holds the same values (bit-exact when `exact`). */
+void xot_twin_compare(const xot_twin *a, const xot_twin *b, xo_dtype dt, int exact, const char *what)
+{
+    for (int i = 0; i < XOT_TWIN_BUFS; i++) {
+        void *x = xot_read_all(a->b[i]), *y = xot_read_all(b->b[i]);
+        long bad;
+        if (exact)
+            bad = memcmp(x, y, a->bytes) ? 0 : -1;
+        else if (dt == XO_F64)
+            bad = xot_first_mismatch_d(x, y, XOT_PLAN_ELEMS, 1e-12);
+        else
+            bad = xot_first_mismatch_f(x, y, XOT_PLAN_ELEMS, 1e-6);
+        if (bad >= 0)
+            fail_msg("%s: buffer %d differs at %ld", what, i, bad);
+        free(x);
+        free(y);
+    }
+}
+
+xo_stats xot_plan_stats(xo_context *ctx, int d)
+{
+    xo_stats s;
+    xot_assert_ok(xo_finish(ctx));
+    xot_assert_ok(xo_stats_get(ctx, d, &s));
+    return s;
+}
