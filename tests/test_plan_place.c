@@ -308,7 +308,11 @@ static void plan_build_time(void **state)
     xot_assert_ok(xo_capture_end(ctx, &plan));
     double ms = (xo__now_us() - t0) * 1e-3;
     print_message("plan building, 1000 ops: %.2f ms\n", ms);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    (void)ms; /* instrumented code runs several times slower: the figure says nothing */
+#else
     assert_true(ms < 50);
+#endif
     xo_plan_destroy(plan);
     xot_twin_free(&p);
     xot_plan_done(ctx);
