@@ -120,3 +120,13 @@ if(Python3_Interpreter_FOUND)
            ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
   set_tests_properties(layers PROPERTIES LABELS layers)
 endif()
+# Plans (capture, whole-plan placement, replay) against eager calls on twin buffers, on
+# every device and the mock (a GPU-like device priced as the test says).
+xo_add_test(test_plan SOURCES test_plan.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)
+# Whole-plan placement against op by op (the mock priced like a discrete GPU), CPU fusion
+# of element-wise chains, plan building time.
+xo_add_test(test_plan_place SOURCES test_plan_place.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)
+# Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
+xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

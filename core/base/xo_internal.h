@@ -128,6 +128,9 @@ void xo__op_cost_init(xo__op_cost *c, xo_op_kind kind, xo_dtype dtype, size_t m,
  * `correction` multiplies compute_us (1.0 = none). Sets eligible = 1. */
 void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_cost *op,
                   double correction, xo_estimate *out);
+/* Cost of bringing one operand of `bytes`, current where `valid` says, current on `dev`
+ * (through the host from another device). */
+double xo__operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid, double credit);
 /* Compute-only time (us) of `op` on a device with profile `p` (roofline). */
 double xo__compute_us(const xo__profile *p, const xo__op_cost *op);
 /* Cost of moving `bytes` host->device / device->host on `p`. */
@@ -200,6 +203,8 @@ void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cl
                         double predicted_us, double measured_us, int fallback);
 /* The table on stderr, then `extra` (a line, or NULL). */
 void xo__summary_print(xo_context *ctx, const char *extra);
+/* One plan's line (printed after the table at xo_context_destroy). */
+void xo__summary_plan(xo_context *ctx, const char *line);
 void xo__summary_free(xo_context *ctx);
 
 /* ---- context, devices, buffers (context.c, buffer.c) --------------------------- */
@@ -286,6 +291,7 @@ struct xo_context {
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
     _Atomic int next_stat_slot;
+    int plan_eager;  /* XO_PLAN=eager: plans run their recorded calls as eager calls */
     uint64_t tick0;  /* xo__ticks() and xo__now_us() at creation: the tick rate */
     double us0;
 };
@@ -349,6 +355,7 @@ struct xo_buffer {
     _Atomic uint64_t rent_ns;             /* extra cost paid by keeping it off the host (ski rental) */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
     pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */
+    _Atomic(struct xo__plan_link *) plans; /* plans and captures that use it (plan_capture.c) */
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
 
@@ -386,6 +393,13 @@ static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
 /* Run one described op on device `dev` (operands given as buffers + element offsets),
  * bypassing placement: used by calibration. Residency is handled as for any op. */
 xo_status xo__run_on(xo_context *ctx, int dev, xo_op_desc *desc, xo_buffer *const bufs[XO_MAX_ARGS]);
+
+/* This thread's op-counter slot in ctx (xo__record_ran's stat_slot), or -1. */
+int xo__thread_stat_slot(xo_context *ctx);
+
+/* xo_buffer_write / xo_buffer_read after their checks (a plan's recorded calls). */
+xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes);
+xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes);
 
 /* XO_LOG=summary: count this thread's decision-cache hits on ctx not yet counted. */
 void xo__dispatch_flush_thread(xo_context *ctx);

@@ -46,6 +46,7 @@ static xo_status create(xo_context **out, int private_)
     ctx->threads = env.threads;
     ctx->calibrate = env.calibrate;
     ctx->zero_copy = env.zero_copy;
+    ctx->plan_eager = env.plan_eager;
     ctx->nfaults = env.nfaults;
     memcpy(ctx->faults, env.faults, sizeof env.faults);
     memcpy(ctx->cache_dir, env.cache_dir, sizeof ctx->cache_dir);

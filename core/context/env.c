@@ -25,6 +25,7 @@ static const char *const fault_sites[] = {"alloc", "upload", "download", "launch
 static const char *const log_names[] = {"off", "error", "warn", "info", "decisions", "debug", NULL};
 static const char *const calibrate_names[] = {"auto", "force", "off", NULL};
 static const char *const zero_copy_names[] = {"off", "on", NULL};
+static const char *const plan_names[] = {"on", "eager", NULL};
 
 /* Parse a positive decimal integer occupying exactly [s, s+len). */
 static int parse_positive(const char *s, size_t len, long max, long *out)
@@ -187,6 +188,8 @@ xo_status xo__env_read(xo__env *env)
     }
     if ((v = getenv("XO_ZERO_COPY")) != NULL)
         XO_RETURN_IF_ERROR(parse_choice("XO_ZERO_COPY", v, zero_copy_names, "on, off", &env->zero_copy));
+    if ((v = getenv("XO_PLAN")) != NULL)
+        XO_RETURN_IF_ERROR(parse_choice("XO_PLAN", v, plan_names, "on, eager", &env->plan_eager));
     if ((v = getenv("XO_FAULTS")) != NULL)
         XO_RETURN_IF_ERROR(parse_faults(v, env));
     XO_RETURN_IF_ERROR(cache_dir(env));

@@ -7,6 +7,7 @@ typedef struct xo__env {
     unsigned plugin_mask; /* bit i: name i of xo__plugin_names allowed */
     int log_level;
     int summary; /* XO_LOG=summary */
+    int plan_eager; /* XO_PLAN=eager */
     int threads;
     xo__calibrate_mode calibrate;
     int zero_copy;

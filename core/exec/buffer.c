@@ -1,6 +1,7 @@
 /* Buffers: one host copy plus lazily allocated device copies, and which are current.
  * The move stage of the op path: data crosses through the device layer (device.c). */
 #include "xo_internal.h"
+#include "xo_plan.h"
 
 #include <stdio.h>
 
@@ -53,6 +54,7 @@ void xo_buffer_destroy(xo_buffer *b)
     if (!b)
         return;
     xo_context *ctx = b->ctx;
+    xo__plan_buffer_gone(b); /* plans using it fail from now on, naming it */
     /* Queued ops on a zero-copy device read the host copy itself: let them finish. */
     xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
@@ -84,6 +86,14 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     XO_RETURN_IF_ERROR(check_range("xo_buffer_write", b, offset, src, "src", bytes));
     if (bytes == 0)
         return XO_OK;
+    xo_status st;
+    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 1, offset, (void *)src, bytes, &st))
+        return st;
+    return xo__buffer_write_now(b, offset, src, bytes);
+}
+
+xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes)
+{
     /* A partial write needs the rest of the host copy current first. */
     if (!(xo__valid(b) & 1u) && bytes < b->bytes)
         XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
@@ -99,6 +109,14 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
     XO_RETURN_IF_ERROR(check_range("xo_buffer_read", b, offset, dst, "dst", bytes));
     if (bytes == 0)
         return XO_OK;
+    xo_status st;
+    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 0, offset, dst, bytes, &st))
+        return st;
+    return xo__buffer_read_now(b, offset, dst, bytes);
+}
+
+xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes)
+{
     XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
     memcpy(dst, (char *)b->host + offset, bytes);
     return XO_OK;

@@ -17,10 +17,16 @@ typedef struct cell {
     double predicted_us, measured_us;
 } cell;
 
+typedef struct plan_line {
+    struct plan_line *next;
+    char text[];
+} plan_line;
+
 struct xo__summary {
     pthread_mutex_t lock;
     int ndev;
     cell *cells; /* [XO_OP_KIND_COUNT][2][NCLASS][ndev] */
+    plan_line *plans, **plans_tail; /* one line per destroyed plan, in order */
 };
 
 xo_status xo__summary_create(xo_context *ctx)
@@ -35,6 +41,7 @@ xo_status xo__summary_create(xo_context *ctx)
     }
     pthread_mutex_init(&s->lock, NULL);
     s->ndev = ctx->ndev;
+    s->plans_tail = &s->plans;
     ctx->summary = s;
     return XO_OK;
 }
@@ -64,6 +71,23 @@ void xo__summary_record(xo_context *ctx, xo_op_kind kind, xo_dtype dtype, int cl
         }
         c->fallbacks += fallback != 0;
     }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void xo__summary_plan(xo_context *ctx, const char *line)
+{
+    xo__summary *s = ctx->summary;
+    if (!s)
+        return;
+    size_t n = strlen(line) + 1;
+    plan_line *p = malloc(sizeof *p + n);
+    if (!p)
+        return;
+    p->next = NULL;
+    memcpy(p->text, line, n);
+    pthread_mutex_lock(&s->lock);
+    *s->plans_tail = p;
+    s->plans_tail = &p->next;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -110,6 +134,8 @@ void xo__summary_print(xo_context *ctx, const char *extra)
                 }
     if (!any)
         fprintf(stderr, "(none: every estimate is the profile's)\n");
+    for (plan_line *p = s->plans; p; p = p->next)
+        fprintf(stderr, "%s\n", p->text);
     if (extra && *extra)
         fprintf(stderr, "%s\n", extra);
     pthread_mutex_unlock(&s->lock);
@@ -120,6 +146,10 @@ void xo__summary_free(xo_context *ctx)
     if (!ctx->summary)
         return;
     pthread_mutex_destroy(&ctx->summary->lock);
+    for (plan_line *p = ctx->summary->plans, *next; p; p = next) {
+        next = p->next;
+        free(p);
+    }
     free(ctx->summary->cells);
     free(ctx->summary);
     ctx->summary = NULL;

@@ -300,6 +300,18 @@ typedef struct xo_stats {
 XO_API xo_status xo_stats_get(const xo_context *ctx, int device, xo_stats *out);
 XO_API xo_status xo_stats_reset(xo_context *ctx);
 
+/* ---- plans (0.4): capture a step once, run it many times ----------------------- */
+
+/* Between xo_capture_begin and xo_capture_end, the ops this thread issues on ctx (and
+ * xo_buffer_write / xo_buffer_read on its buffers) are validated and recorded instead of
+ * run; xo_plan_run replays them, placed as a whole (docs/plans.md). */
+typedef struct xo_plan xo_plan;
+XO_API xo_status xo_capture_begin(xo_context *ctx);
+XO_API xo_status xo_capture_end(xo_context *ctx, xo_plan **out);
+XO_API xo_status xo_plan_run(xo_plan *plan);
+XO_API void xo_plan_destroy(xo_plan *plan);             /* NULL: no-op; waits for a run */
+XO_API xo_status xo_plan_describe(const xo_plan *plan, char *text, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

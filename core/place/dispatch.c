@@ -3,6 +3,7 @@
  * (place.c), forcing and the devices' queues; then run.c runs and records it. Also the
  * calling thread's last decision (xo_last_decision). */
 #include "xo_ops.h"
+#include "xo_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ static xo__decision_slot *slot_for(const xo_context *ctx, int create)
     t->last = s;
     return s;
 }
+
+int xo__thread_stat_slot(xo_context *ctx) { return slot_for(ctx, 1)->stat_slot; }
 
 /* The cold part of a cache entry (the thread has one once it has any entry). */
 static xo__cache_cold *cold_of(const xo__cache_entry *e)
@@ -257,6 +260,14 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
 
 xo_status xo__dispatch_slow(xo__op *op)
 {
+    /* A capture on this thread records the validated op instead (plan_capture.c). The
+     * fast paths never see its context: xo_capture_begin took this thread's decision
+     * slot for it out of xo__tl.last, and only this function puts it back. */
+    if (__builtin_expect(xo__capturing != NULL, 0)) {
+        xo_status st;
+        if (xo__capture_op(op, &st))
+            return st;
+    }
     xo_context *ctx = op->ctx;
     op->need = xo__op_needs(op);
     xo__decision_slot *slot = slot_for(ctx, 1);

@@ -99,8 +99,9 @@ double xo__compute_us(const xo__profile *p, const xo__op_cost *op)
     return t_flops > t_bytes ? t_flops : t_bytes;
 }
 
-/* Cost of bringing one operand current on `dev`. */
-static double operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid, double credit)
+/* Cost of bringing one operand current on `dev` (credit_us: rent already paid toward
+ * moving it home, ski rental). */
+double xo__operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid, double credit)
 {
     if (!(bytes > 0.0) || (valid & (1u << dev)))
         return 0.0;
@@ -133,8 +134,8 @@ void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_c
     double transfer = 0.0;
     int nop = op->noperands < XO_MAX_ARGS ? op->noperands : XO_MAX_ARGS;
     for (int i = 0; i < nop; i++)
-        transfer += operand_us(profiles, ndev, dev, op->operand[i].bytes, op->operand[i].valid,
-                               op->operand[i].credit_us);
+        transfer += xo__operand_us(profiles, ndev, dev, op->operand[i].bytes, op->operand[i].valid,
+                                   op->operand[i].credit_us);
     double compute = xo__compute_us(p, op) * positive(correction, 1.0);
     out->eligible = 1;
     out->launch_us = launch;

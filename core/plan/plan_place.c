@@ -1,0 +1,320 @@
+/* Placing a plan as a whole, when its capture ends.
+ *
+ * The cost model of single ops (model.c: launch + compute x correction per device, and
+ * the price of moving a buffer) priced along the whole sequence: a simulation carries
+ * where each buffer's current copy lies from op to op (and through the recorded reads,
+ * which need the host, and writes, which make the host current). One run is priced in
+ * the steady state: the simulation runs the sequence twice and prices the second pass,
+ * so a buffer left on one device and needed on another by the next run's first use pays
+ * that move.
+ *
+ * Three assignments are priced: all on the CPU; op by op (each op on its cheapest device
+ * given the simulated residency, the eager rule of place.c with its 10% stay-home
+ * margin); and the plan's own: the best of those two and all-on-each-device, improved
+ * by moving whole same-device segments to another device while that lowers the total
+ * (as ggml's scheduler splits a graph; here priced by the model). The chosen one is
+ * never predicted slower than the other two. Under a forced device every op it can run
+ * goes there. */
+#include "xo_plan.h"
+#include "xo_dispatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Step simulations the improvement may spend (a few ms). */
+#define IMPROVE_BUDGET 400000L
+
+typedef struct placer {
+    xo_plan *p;
+    int ndev, nops;
+    xo__profile prof[XO_MAX_DEVICES];
+    double *base;    /* [nops][ndev] launch + corrected compute; < 0: cannot run there */
+    double *compute; /* [nops][ndev] corrected compute */
+    uint32_t *init;  /* [nbufs] where each buffer is current now */
+    uint32_t *valid; /* [nbufs] scratch */
+    long budget;
+} placer;
+
+/* Launch + corrected compute of op on every device (< 0: cannot run there). */
+static void op_costs(xo_context *ctx, const xo__profile *prof, const xo__op *op, double *base, double *compute,
+                     int *out_cls)
+{
+    xo__op_cost cost;
+    xo__op_cost_init(&cost, op->desc.kind, op->desc.dtype, op->desc.m, op->desc.n, op->desc.k);
+    cost.noperands = 0; /* transfers are the simulation's */
+    int cls = xo__size_class(&cost);
+    for (int d = 0; d < ctx->ndev; d++) {
+        int support = d == 0 ? XO_SUPPORT_YES : op->cpu_only ? XO_SUPPORT_NO : xo__dev_support(ctx, d, &op->desc);
+        if (support != XO_SUPPORT_YES) {
+            base[d] = compute[d] = -1;
+            continue;
+        }
+        xo_estimate e;
+        xo__estimate(prof, ctx->ndev, d, &cost,
+                     xo__correction_factor(ctx->correction, d, op->desc.kind, op->desc.dtype, cls), &e);
+        base[d] = e.launch_us + e.compute_us;
+        compute[d] = e.compute_us;
+    }
+    if (out_cls)
+        *out_cls = cls;
+}
+
+void xo__plan_step_costs(xo_plan *p, const xo__step *s, double *out)
+{
+    xo_context *ctx = p->ctx;
+    xo__profile prof[XO_MAX_DEVICES];
+    double compute[XO_MAX_DEVICES];
+    pthread_mutex_lock(&ctx->profile_lock);
+    for (int d = 0; d < ctx->ndev; d++)
+        prof[d] = ctx->dev[d].profile;
+    pthread_mutex_unlock(&ctx->profile_lock);
+    op_costs(ctx, prof, &s->op, out, compute, NULL);
+}
+
+/* ---- the simulation ----------------------------------------------------------------- */
+
+/* Moving op s's stale operands to d, given `valid`. */
+static double op_moves(const placer *pl, const xo__step *s, int d, const uint32_t *valid)
+{
+    double t = 0;
+    const xo__op *op = &s->op;
+    for (int i = 0; i < op->desc.narg; i++) {
+        int j = s->bi[i];
+        if (j < 0 || !(op->need >> i & 1u) || (valid[j] >> d & 1u))
+            continue;
+        int dup = 0; /* one buffer as two operands moves once */
+        for (int k = 0; k < i; k++)
+            dup |= s->bi[k] == j && (op->need >> k & 1u);
+        if (!dup)
+            t += xo__operand_us(pl->prof, pl->ndev, d, pl->p->bufs[j].bytes, valid[j], 0.0);
+    }
+    return t;
+}
+
+/* Residency after op s ran on d: what it needed is current there (a move between two
+ * devices passes through the host), what it wrote is current only there. */
+static void op_update(const xo__step *s, int d, uint32_t *valid)
+{
+    const xo__op *op = &s->op;
+    for (int i = 0; i < op->desc.narg; i++)
+        if (s->bi[i] >= 0 && (op->need >> i & 1u) && !(valid[s->bi[i]] >> d & 1u))
+            valid[s->bi[i]] |= 1u | 1u << d;
+    for (int i = 0; i < op->desc.narg; i++)
+        if (s->bi[i] >= 0 && (op->writes >> i & 1u))
+            valid[s->bi[i]] = 1u << d;
+}
+
+/* A recorded read (needs the host) or write (makes it current there only; a partial one
+ * needs the rest current first). */
+static double io_step(const placer *pl, const xo__step *s, uint32_t *valid)
+{
+    int j = s->bi[0];
+    uint32_t v = valid[j];
+    double t = 0;
+    if (!(v & 1u) && (s->kind == XO_STEP_READ || (double)s->bytes < pl->p->bufs[j].bytes))
+        t = xo__operand_us(pl->prof, pl->ndev, 0, pl->p->bufs[j].bytes, v, 0.0);
+    valid[j] = s->kind == XO_STEP_WRITE ? 1u : v | 1u;
+    return t;
+}
+
+/* One pass of the sequence under `assign` (a device per op) from `valid`, which it
+ * leaves as the pass does; per-step times into pred if given. */
+static double simulate(placer *pl, const signed char *assign, uint32_t *valid, double *pred)
+{
+    const xo_plan *p = pl->p;
+    double total = 0;
+    for (int i = 0, j = 0; i < p->nsteps; i++) {
+        const xo__step *s = &p->steps[i];
+        double t;
+        if (s->kind == XO_STEP_OP) {
+            int d = assign[j];
+            t = pl->base[(size_t)j * (size_t)pl->ndev + (size_t)d] + op_moves(pl, s, d, valid);
+            op_update(s, d, valid);
+            j++;
+        } else {
+            t = io_step(pl, s, valid);
+        }
+        if (pred)
+            pred[i] = t;
+        total += t;
+    }
+    pl->budget -= p->nsteps;
+    return total;
+}
+
+/* One run in the steady state: the second of two passes. */
+static double steady(placer *pl, const signed char *assign, double *pred)
+{
+    memcpy(pl->valid, pl->init, (size_t)pl->p->nbufs * sizeof *pl->valid);
+    simulate(pl, assign, pl->valid, NULL);
+    return simulate(pl, assign, pl->valid, pred);
+}
+
+/* Op by op, as eager placement would choose in the steady state (second pass). */
+static void greedy(placer *pl, signed char *assign)
+{
+    const xo_plan *p = pl->p;
+    const int ndev = pl->ndev;
+    memcpy(pl->valid, pl->init, (size_t)p->nbufs * sizeof *pl->valid);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0, j = 0; i < p->nsteps; i++) {
+            const xo__step *s = &p->steps[i];
+            if (s->kind != XO_STEP_OP) {
+                io_step(pl, s, pl->valid);
+                continue;
+            }
+            const double *base = &pl->base[(size_t)j * (size_t)ndev];
+            double est[XO_MAX_DEVICES];
+            int best = 0;
+            for (int d = 0; d < ndev; d++) {
+                est[d] = base[d] < 0 ? -1 : base[d] + op_moves(pl, s, d, pl->valid);
+                if (est[d] >= 0 && est[d] < est[best])
+                    best = d;
+            }
+            /* place.c's rule: the device holding the largest operand keeps the op unless
+             * another is more than 10% cheaper. */
+            int home = 0;
+            double largest = -1;
+            for (int k = 0; k < s->op.desc.narg; k++) {
+                int b = s->bi[k];
+                if (b < 0 || !(s->op.need >> k & 1u) || p->bufs[b].bytes <= largest)
+                    continue;
+                largest = p->bufs[b].bytes;
+                uint32_t v = pl->valid[b];
+                home = 0;
+                if (!(v & 1u))
+                    for (int d = 1; d < ndev; d++)
+                        if (v >> d & 1u) {
+                            home = d;
+                            break;
+                        }
+            }
+            if (best != home && est[home] >= 0 && est[best] > 0.9 * est[home])
+                best = home;
+            assign[j++] = (signed char)best;
+            op_update(s, best, pl->valid);
+        }
+}
+
+/* Moving whole same-device segments of `best` to another device while that lowers the
+ * total, within the budget. */
+static double improve(placer *pl, signed char *best, double total, signed char *cand)
+{
+    const int n = pl->nops, ndev = pl->ndev;
+    int improved = 1;
+    while (improved && pl->budget > 0) {
+        improved = 0;
+        for (int a = 0; a < n && pl->budget > 0;) {
+            int b = a + 1;
+            while (b < n && best[b] == best[a])
+                b++;
+            for (int d = 0; d < ndev && pl->budget > 0; d++) {
+                if (d == best[a])
+                    continue;
+                memcpy(cand, best, (size_t)n);
+                int changed = 0;
+                for (int k = a; k < b; k++)
+                    if (pl->base[(size_t)k * (size_t)ndev + (size_t)d] >= 0) {
+                        cand[k] = (signed char)d;
+                        changed = 1;
+                    }
+                if (!changed)
+                    continue;
+                double c = steady(pl, cand, NULL);
+                if (c < total * (1 - 1e-9)) {
+                    memcpy(best, cand, (size_t)n);
+                    total = c;
+                    improved = 1;
+                    break;
+                }
+            }
+            a = b;
+        }
+    }
+    return total;
+}
+
+xo_status xo__plan_place(xo_plan *p)
+{
+    double t0 = xo__now_us();
+    xo_context *ctx = p->ctx;
+    placer pl = {.p = p, .ndev = ctx->ndev, .nops = p->nops, .budget = IMPROVE_BUDGET};
+    const int ndev = pl.ndev;
+    size_t nops = (size_t)(p->nops ? p->nops : 1), nb = (size_t)(p->nbufs ? p->nbufs : 1);
+    pl.base = malloc(nops * (size_t)ndev * sizeof *pl.base);
+    pl.compute = malloc(nops * (size_t)ndev * sizeof *pl.compute);
+    pl.init = malloc(nb * sizeof *pl.init);
+    pl.valid = malloc(nb * sizeof *pl.valid);
+    signed char *chosen = malloc(nops), *other = malloc(nops), *cand = malloc(nops);
+    double *pred = malloc((size_t)(p->nsteps ? p->nsteps : 1) * sizeof *pred);
+    xo_status st = XO_OK;
+    if (!pl.base || !pl.compute || !pl.init || !pl.valid || !chosen || !other || !cand || !pred) {
+        st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_capture_end: out of host memory placing the plan");
+        goto done;
+    }
+    pthread_mutex_lock(&ctx->profile_lock); /* background calibration may publish */
+    for (int d = 0; d < ndev; d++)
+        pl.prof[d] = ctx->dev[d].profile;
+    pthread_mutex_unlock(&ctx->profile_lock);
+    for (int i = 0, j = 0; i < p->nsteps; i++)
+        if (p->steps[i].kind == XO_STEP_OP) {
+            op_costs(ctx, pl.prof, &p->steps[i].op, &pl.base[(size_t)j * (size_t)ndev],
+                     &pl.compute[(size_t)j * (size_t)ndev], &p->steps[i].cls);
+            j++;
+        }
+    for (int b = 0; b < p->nbufs; b++)
+        pl.init[b] = p->bufs[b].b ? xo__valid(p->bufs[b].b) : 1u;
+
+    /* All on the CPU; op by op. */
+    memset(chosen, 0, nops);
+    p->cpu_us = steady(&pl, chosen, NULL);
+    greedy(&pl, other);
+    p->greedy_us = steady(&pl, other, NULL);
+    double total;
+    p->forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (p->forced >= 0) {
+        for (size_t j = 0; j < (size_t)p->nops; j++)
+            chosen[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)p->forced] >= 0 ? p->forced : 0);
+        total = steady(&pl, chosen, NULL);
+    } else {
+        total = p->cpu_us;
+        if (p->greedy_us < total) {
+            memcpy(chosen, other, nops);
+            total = p->greedy_us;
+        }
+        for (int d = 1; d < ndev; d++) { /* all on device d (the CPU where d cannot) */
+            for (size_t j = 0; j < (size_t)p->nops; j++)
+                cand[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)d] >= 0 ? d : 0);
+            double c = steady(&pl, cand, NULL);
+            if (c < total) {
+                memcpy(chosen, cand, nops);
+                total = c;
+            }
+        }
+        if (ndev > 1 && p->nops > 0)
+            total = improve(&pl, chosen, total, cand);
+    }
+    p->total_us = steady(&pl, chosen, pred);
+    for (int i = 0, j = 0; i < p->nsteps; i++) {
+        xo__step *s = &p->steps[i];
+        s->pred_us = pred[i];
+        if (s->kind != XO_STEP_OP)
+            continue;
+        int d = chosen[j];
+        s->dev = d;
+        s->known_us = pl.compute[(size_t)j * (size_t)ndev + (size_t)d];
+        s->known_ns = d == 0 && s->known_us >= 0 && s->known_us < XO_UNTIMED_US ? (uint32_t)(s->known_us * 1e3) + 1 : 0;
+        j++;
+    }
+done:
+    free(pl.base);
+    free(pl.compute);
+    free(pl.init);
+    free(pl.valid);
+    free(chosen);
+    free(other);
+    free(cand);
+    free(pred);
+    p->place_ms = (xo__now_us() - t0) * 1e-3;
+    return st;
+}

@@ -1,0 +1,99 @@
+/* Plans (CONTRACT.md, "Additions in 0.4"): a sequence of validated ops, recorded once
+ * and replayed many times.
+ *
+ *   plan_capture.c  xo_capture_begin/end; the hook dispatch.c and buffer.c call for a
+ *                   validated op or a read/write while this thread captures; which plans
+ *                   use which buffers (a destroyed buffer fails them, naming it)
+ *   plan_place.c    placement of the whole sequence with the cost model (simulated
+ *                   residency; all on the CPU, op by op, and improved)
+ *   plan_run.c      xo_plan_run (a flat walk calling run.c, or the CPU plugin directly),
+ *                   xo_plan_describe, xo_plan_destroy */
+#ifndef XO_PLAN_H
+#define XO_PLAN_H
+
+#include "xo_op.h"
+
+typedef enum xo__step_kind { XO_STEP_OP, XO_STEP_WRITE, XO_STEP_READ } xo__step_kind;
+
+/* One recorded call. */
+typedef struct xo__step {
+    xo__step_kind kind;
+    int dev;           /* ops: the device the plan runs it on */
+    int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
+    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2), block by
+                        * block; -1: run by the group before it; 0: not fused (plan_fuse.c) */
+    int cls;           /* ops: size class (correction, summary) */
+    uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
+    double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
+    double pred_us;    /* predicted time in one run: launch, moves, compute */
+    int bi[XO_MAX_ARGS]; /* plan buffer index of each operand (reads, writes: bi[0]), -1: none */
+    void *host;        /* reads: dst; writes: src (the caller's) */
+    size_t offset, bytes;
+    xo__op op;         /* ops: as validated, host pointers filled in */
+} xo__step;
+
+/* A buffer the plan uses. b is NULL once it was destroyed. */
+typedef struct xo__plan_buf {
+    xo_buffer *b;
+    struct xo__plan_link *link;
+    double bytes;
+    int first_step; /* the first recorded call that used it */
+    int first_arg;  /* as which operand (-1: a recorded read or write) */
+} xo__plan_buf;
+
+struct xo_plan {
+    xo_context *ctx;
+    uint64_t ctx_id;
+    xo_plan *next_capture; /* this thread's open captures */
+    xo__step *steps;
+    int nsteps, step_cap, nops;
+    int nfused;            /* ops in fused groups */
+    xo__plan_buf *bufs;    /* grown under the links' lock (destroy marks entries) */
+    int nbufs, buf_cap;
+    int *hash;             /* buffer -> index (open addressing, -1: empty) */
+    int hash_cap;
+    _Atomic int gone;      /* buffers destroyed since they were first used */
+    /* placement (plan_place.c) */
+    int forced;            /* the device forced when placed, or -1 */
+    double total_us, cpu_us, greedy_us;
+    double place_ms;       /* time plan building took */
+    /* runs */
+    pthread_mutex_t run_lock;
+    uint64_t runs;
+    double run_us;
+};
+
+/* This thread's open captures (plans being recorded), NULL almost always. */
+extern _Thread_local xo_plan *xo__capturing;
+/* This thread's capture on ctx, or NULL (exec/capture.c). */
+xo_plan *xo__capture_of(const xo_context *ctx);
+
+/* dispatch.c, after validation: 1 if this thread captures op->ctx (the op is recorded,
+ * *st says how that went), else 0 (run it). */
+int xo__capture_op(const xo__op *op, xo_status *st);
+/* buffer.c, after validation: the same for xo_buffer_write (write = 1) / xo_buffer_read. */
+int xo__capture_io(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
+/* xo_buffer_destroy: plans and captures that use b fail from now on, naming it. */
+void xo__plan_buffer_gone(xo_buffer *b);
+/* "y of recorded call 3 (xo_saxpy)": how plan buffer i was first used. */
+void xo__plan_buf_name(const xo_plan *p, int i, char *out, size_t cap);
+/* How the first destroyed buffer of p was first used (xo__plan_buf_name), "" if none. */
+void xo__plan_gone_name(xo_plan *p, char *out, size_t cap);
+/* Unlink from buffers and free (no run may be in progress). */
+void xo__plan_free(xo_plan *p);
+
+/* After placement: chains of element-wise CPU ops over the same elements that run as one
+ * pass over cache-sized blocks (plan_fuse.c); running one such group. */
+void xo__plan_fuse(xo_plan *p);
+xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
+/* Steps of the plan: ops, a fused group counting once. */
+int xo__plan_nsteps(const xo_plan *p);
+/* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
+void xo__plan_prepare_run(xo_plan *p);
+/* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
+xo_status xo__plan_place(xo_plan *p);
+/* The model's launch + compute of step s on every device (< 0: cannot run there), for a
+ * fallback's choice of another device. */
+void xo__plan_step_costs(xo_plan *p, const xo__step *s, double *out);
+
+#endif

@@ -1,0 +1,331 @@
+/* Plans: whole-plan placement against op-by-op on a device priced like a discrete GPU
+ * (the mock plugin), CPU fusion of element-wise chains, and the time plan building takes. */
+#include "xo_test.h"
+#include "mock_plugin.h"
+#include "test_plan_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a GPU-priced device: whole-plan placement against op-by-op ----------------------- */
+
+/* A chain of 16 cheap element-wise ops on a vector the host writes in and reads out.
+ * Op by op, the first op stays home (the CPU's pass is cheaper than moving it plus a
+ * launch) and so does every later one; as a whole, one move in, 16 launches and one move
+ * out are cheaper: the plan keeps the chain on the device. */
+static void plan_gpu_priced_chain(void **state)
+{
+    (void)state;
+    static const xo_mock_config gpu = {
+        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+    int mock;
+    setenv("XO_PLUGINS", "cpu,mock", 1); /* no other device competes */
+    xo_context *ctx = xot_plan_context(&gpu, &mock);
+    unsetenv("XO_PLUGINS");
+    /* The CPU priced as a small host: 12 GB/s streaming (27 us per op here, under the
+     * 31 us of one move and launch, over the 13 us of a launch). */
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 12;
+    cpu.info.mem_gbps = 12;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    xo__device_set_profile(ctx, 0, &cpu);
+    const size_t n = 40000;
+    float *host = malloc(n * sizeof *host), *out_plan = malloc(n * sizeof *out_plan),
+          *out_eager = malloc(n * sizeof *out_eager);
+    xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float)), *xe = xot_buffer(ctx, NULL, n * sizeof(float));
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_buffer_write(x, 0, host, n * sizeof(float)));
+    for (int i = 0; i < 16; i++)
+        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
+    xot_assert_ok(xo_buffer_read(x, 0, out_plan, n * sizeof(float)));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[8192];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    double t, c, g;
+    const char *last = strstr(text, "plan: ");
+    assert_non_null(last);
+    assert_int_equal(sscanf(last, "plan: 16 ops in 16 steps, predicted %lf us per run (all on cpu: %lf us, op by op: %lf us)",
+                            &t, &c, &g), 3);
+    print_message("%s", strstr(text, "step 16"));
+    if (!(t < 0.8 * g && t < 0.8 * c))
+        fail_msg("whole-plan placement should beat op by op clearly:\n%s", text);
+    assert_true(xot_contains(text, "step 1: sscal n=40000 on 1 (mock)"));
+    assert_true(xot_contains(text, "step 16: sunary n=40000 on 1 (mock)"));
+    assert_true(g == c); /* op by op keeps every op home */
+    for (int run = 0; run < 3; run++) {
+        xot_fill_f(host, n, 77 + (uint64_t)run, -1, 1);
+        xot_assert_ok(xo_stats_reset(ctx));
+        xot_assert_ok(xo_plan_run(plan));
+        xo_stats m = xot_plan_stats(ctx, mock);
+        assert_int_equal(m.ops, 16);
+        assert_int_equal(m.transfers, 2); /* in once, out once */
+        /* eager, op by op, on xot_twin data (placed by the model corrected by what it
+         * measures on this machine) */
+        xot_assert_ok(xo_buffer_write(xe, 0, host, n * sizeof(float)));
+        xot_assert_ok(xo_stats_reset(ctx));
+        for (int i = 0; i < 16; i++)
+            xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, xe, 0, xe, 0) : xo_sscal(ctx, n, 1.5f, xe, 0, 1));
+        xot_assert_ok(xo_buffer_read(xe, 0, out_eager, n * sizeof(float)));
+        xot_assert_close_f(out_plan, out_eager, n, "chain");
+    }
+    xo_plan_destroy(plan);
+    xo_buffer_destroy(x);
+    xo_buffer_destroy(xe);
+    free(host);
+    free(out_plan);
+    free(out_eager);
+    xot_plan_done(ctx);
+}
+
+
+/* Op by op ping-pongs: a gemm (cheaper on the device) writes a small matrix that a
+ * cheap element-wise op then reads; alone, that op is cheaper brought home (one small
+ * move, no launch) than launched on the device, so each round trip moves the matrix down
+ * and up again. As a whole the chain stays on the device. */
+static void plan_gpu_priced_ping_pong(void **state)
+{
+    (void)state;
+    static const xo_mock_config gpu = {
+        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+    int mock;
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    xo_context *ctx = xot_plan_context(&gpu, &mock);
+    unsetenv("XO_PLUGINS");
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 20;
+    cpu.info.mem_gbps = 20;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    for (int i = 0; i < XO_CURVE_POINTS; i++)
+        cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = 20;
+    xo__device_set_profile(ctx, 0, &cpu);
+    enum { R = 256, K = 256, C = 16 };
+    float *w = malloc(sizeof(float) * R * K), *x0 = malloc(sizeof(float) * K * C);
+    xot_fill_f(w, R * K, 1, -0.1, 0.1);
+    xot_fill_f(x0, K * C, 2, -1, 1);
+    xo_buffer *W = xot_buffer(ctx, w, sizeof(float) * R * K), *xa[2], *xb[2];
+    for (int t = 0; t < 2; t++) {
+        xa[t] = xot_buffer(ctx, x0, sizeof(float) * K * C);
+        xb[t] = xot_buffer(ctx, NULL, sizeof(float) * K * C);
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    for (int t = 0; t < 2; t++) { /* t = 0: captured; t = 1: eager, for the results */
+        if (t == 1) {
+            xo_plan *plan;
+            xot_assert_ok(xo_capture_end(ctx, &plan));
+            char text[8192];
+            xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+            double tt, c, g;
+            const char *last = strstr(text, "plan: ");
+            assert_non_null(last);
+            assert_int_equal(sscanf(last, "plan: 16 ops in 16 steps, predicted %lf us per run (all on cpu: %lf us, "
+                                          "op by op: %lf us)", &tt, &c, &g), 3);
+            print_message("%s", last);
+            if (!(tt < 0.95 * g && tt < c))
+                fail_msg("whole-plan placement should beat op by op:\n%s", text);
+            char want[64];
+            for (int i = 1; i <= 16; i++) {
+                snprintf(want, sizeof want, "step %d: %s", i, i % 2 ? "sgemm" : "sunary");
+                assert_true(xot_contains(text, want));
+            }
+            assert_false(xot_contains(text, "(cpu)")); /* the whole chain on the device */
+            xot_assert_ok(xo_plan_run(plan));
+            xot_assert_ok(xo_stats_reset(ctx));
+            xot_assert_ok(xo_plan_run(plan)); /* the steady state: nothing moves */
+            xo_stats m = xot_plan_stats(ctx, mock);
+            assert_int_equal(m.ops, 16);
+            assert_int_equal(m.transfers, 0);
+            xo_plan_destroy(plan);
+        }
+        for (int rep = 0; rep < (t ? 2 : 1); rep++)
+            for (int i = 0; i < 4; i++) {
+                xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, R, C, K, 1.0f, W, 0, K, xa[t], 0,
+                                       C, 0.0f, xb[t], 0, C));
+                xot_assert_ok(xo_sunary(ctx, XO_TANH, R * C, xb[t], 0, xb[t], 0));
+                xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, R, C, K, 1.0f, W, 0, K, xb[t], 0,
+                                       C, 0.0f, xa[t], 0, C));
+                xot_assert_ok(xo_sunary(ctx, XO_TANH, R * C, xa[t], 0, xa[t], 0));
+            }
+    }
+    float *pa = xot_read_all(xa[0]), *ea = xot_read_all(xa[1]);
+    xot_assert_close_f(pa, ea, K * C, "ping-pong chain");
+    free(pa);
+    free(ea);
+    for (int t = 0; t < 2; t++) {
+        xo_buffer_destroy(xa[t]);
+        xo_buffer_destroy(xb[t]);
+    }
+    xo_buffer_destroy(W);
+    free(w);
+    free(x0);
+    xot_plan_done(ctx);
+}
+
+
+/* ---- CPU fusion: element-wise chains run block by block ------------------------------- */
+
+#define FN (3 * 4096 + 17) /* more than one fusion block, and a tail */
+#define FBUF 6
+
+/* One random element-wise op over FN elements of buffers from bufs (FN + 8 each), at
+ * element offset 0 or 3, or a scale_by whose factor is an element of one of them. */
+static xo_status fused_op(xo_context *ctx, uint64_t *rng, xo_buffer *const *bufs, int *kind_out)
+{
+    int k = (int)xot_uniform(rng, 0, 9), i = (int)xot_uniform(rng, 0, FBUF), j;
+    do
+        j = (int)xot_uniform(rng, 0, FBUF);
+    while (j == i);
+    int l = (int)xot_uniform(rng, 0, FBUF);
+    size_t oi = xot_uniform(rng, 0, 1) < 0.75 ? 0 : 3, oj = xot_uniform(rng, 0, 1) < 0.75 ? 0 : 3;
+    xo_buffer *x = bufs[i], *y = bufs[j];
+    *kind_out = k;
+    switch (k) {
+    case 0: return xo_sunary(ctx, (xo_unary_op)(xot_uniform(rng, 0, 2) < 1 ? XO_TANH : XO_NEG), FN, x, oi, y, oj);
+    case 1: return xo_sbinary(ctx, XO_ADD, FN, x, oi, bufs[l], 0, y, oj);
+    case 2: return xo_sbinary_scalar(ctx, XO_MUL, FN, x, oi, 0.75f, y, oj);
+    case 3: return xo_sscal(ctx, FN, 1.25f, y, oj, 1);
+    case 4: return xo_sfill(ctx, FN, 0.5f, y, oj, 1);
+    case 5: return xo_saxpy(ctx, FN, 0.5f, x, oi, 1, y, oj, 1);
+    case 6: return xo_saxpby(ctx, FN, 0.5f, x, oi, 1, 0.25f, y, oj, 1);
+    case 7: return xo_scopy(ctx, FN, x, oi, 1, y, oj, 1);
+    default: return xo_sscale_by(ctx, FN, x, (size_t)xot_uniform(rng, 0, FN), y, oj, 1);
+    }
+}
+
+static void plan_fused_chains(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0; /* every op on the CPU: chains fuse there */
+    float *init = malloc(sizeof(float) * (FN + 8));
+    int fused_total = 0;
+    for (int seq = 0; seq < 40; seq++) {
+        xo_buffer *e[FBUF], *p[FBUF];
+        for (int b = 0; b < FBUF; b++) {
+            xot_fill_f(init, FN + 8, (uint64_t)(seq * 10 + b), 0.5, 1.0);
+            e[b] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+            p[b] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+        }
+        uint64_t rng_e = 99 + (uint64_t)seq, rng_p = rng_e;
+        int len = 2 + seq % 12, kind;
+        xo_status st_e[16];
+        for (int i = 0; i < len; i++)
+            st_e[i] = fused_op(ctx, &rng_e, e, &kind);
+        xot_assert_ok(xo_capture_begin(ctx));
+        for (int i = 0; i < len; i++)
+            assert_int_equal(fused_op(ctx, &rng_p, p, &kind), st_e[i]);
+        xo_plan *plan;
+        xot_assert_ok(xo_capture_end(ctx, &plan));
+        char text[8192];
+        xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+        fused_total += xot_contains(text, "+");
+        xot_assert_ok(xo_plan_run(plan));
+        for (int b = 0; b < FBUF; b++) {
+            float *x = xot_read_all(p[b]), *y = xot_read_all(e[b]);
+            long bad = xot_first_mismatch_f(x, y, FN + 8, 1e-6);
+            if (bad >= 0)
+                fail_msg("sequence %d: buffer %d differs at %ld (%g, eager %g)\n%s", seq, b, bad, x[bad], y[bad], text);
+            free(x);
+            free(y);
+            xo_buffer_destroy(e[b]);
+            xo_buffer_destroy(p[b]);
+        }
+        xo_plan_destroy(plan);
+    }
+    assert_true(fused_total >= 10); /* the random chains did fuse */
+    free(init);
+    xot_plan_done(ctx);
+}
+
+/* A chain that fuses whole, then ops that must not join it: one reads what the chain
+ * wrote at another offset, one takes its factor from an element the chain wrote. */
+static void plan_fused_describe(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    xo_buffer *b[5];
+    float *init = malloc(sizeof(float) * (FN + 8));
+    for (int i = 0; i < 5; i++) {
+        xot_fill_f(init, FN + 8, (uint64_t)i, 0.5, 1.0);
+        b[i] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_sunary(ctx, XO_TANH, FN, b[0], 0, b[1], 0));
+    xot_assert_ok(xo_sbinary(ctx, XO_ADD, FN, b[1], 0, b[0], 0, b[2], 0));
+    xot_assert_ok(xo_sscal(ctx, FN, 0.5f, b[2], 0, 1));
+    xot_assert_ok(xo_saxpy(ctx, FN, 1.5f, b[1], 0, 1, b[2], 0, 1));
+    xot_assert_ok(xo_scopy(ctx, FN, b[2], 0, 1, b[3], 0, 1));
+    xot_assert_ok(xo_sscale_by(ctx, FN, b[4], FN + 2, b[3], 0, 1));
+    xot_assert_ok(xo_sbinary_scalar(ctx, XO_MUL, FN, b[3], 0, 2.0f, b[3], 0));
+    xot_assert_ok(xo_saxpby(ctx, FN, 0.3f, b[0], 0, 1, 0.7f, b[3], 0, 1));
+    xot_assert_ok(xo_sunary(ctx, XO_EXP, FN, b[2], 1, b[4], 0));        /* b[2] shifted: a new step */
+    xot_assert_ok(xo_sscale_by(ctx, FN, b[4], 5, b[1], 0, 1));          /* factor written by the step */
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[8192];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    print_message("%s", text);
+    assert_true(xot_contains(text, "step 1: sunary+sbinary+sscal+saxpy+scopy+sscale_by+sbinary_scalar+saxpby n=12305 "
+                                   "on 0 (cpu)"));
+    assert_true(xot_contains(text, "step 2: sunary n=12305 on 0"));
+    assert_true(xot_contains(text, "step 3: sscale_by n=12305 on 0"));
+    assert_true(xot_contains(text, "plan: 10 ops in 3 steps"));
+    xot_assert_ok(xo_stats_reset(ctx));
+    xot_assert_ok(xo_plan_run(plan));
+    xo_stats s = xot_plan_stats(ctx, 0);
+    assert_int_equal(s.ops, 10);
+    assert_true(s.busy_us > 0);
+    xo_plan_destroy(plan);
+    for (int i = 0; i < 5; i++)
+        xo_buffer_destroy(b[i]);
+    free(init);
+    xot_plan_done(ctx);
+}
+
+/* Plan building stays well under 50 ms for 1000 recorded ops (two devices). */
+static void plan_build_time(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    xot_twin p;
+    xot_twin_make(ctx, &p, XO_F32, 3, 0);
+    xot_assert_ok(xo_capture_begin(ctx));
+    for (int i = 0; i < 1000; i++)
+        xot_assert_ok(xot_plan_cases[(i % 3) == 0 ? XO_OP_GEMM : (i % 3) == 1 ? XO_OP_UNARY : XO_OP_AXPY](
+            ctx, XO_F32, i, p.b));
+    double t0 = xo__now_us();
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    double ms = (xo__now_us() - t0) * 1e-3;
+    print_message("plan building, 1000 ops: %.2f ms\n", ms);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    (void)ms; /* instrumented code runs several times slower: the figure says nothing */
+#else
+    assert_true(ms < 50);
+#endif
+    xo_plan_destroy(plan);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan_gpu_priced_chain),
+        cmocka_unit_test(plan_gpu_priced_ping_pong),
+        cmocka_unit_test(plan_fused_chains),
+        cmocka_unit_test(plan_fused_describe),
+        cmocka_unit_test(plan_build_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
