@@ -116,9 +116,12 @@ int xo__tool_cmd_bench(int argc, char **argv)
     int rc = XO_TOOL_OK;
     fprintf(stderr, "xo bench%s: creating a context (may calibrate devices first)\n", b->quick ? " --quick" : "");
     xo_status s = xo_context_create(&b->ctx);
-    if (s == XO_OK && b->ctx->background) {
-        fprintf(stderr, "xo bench: measuring devices without a cached profile (in the background)...\n");
-        xo__background_wait(b->ctx); /* the bench measures placement with the real profiles */
+    int later = s == XO_OK && b->ctx->background != NULL;
+    for (int d = 0; s == XO_OK && d < b->ctx->ndev; d++)
+        later |= b->ctx->dev[d].measure_later != 0;
+    if (later) { /* the bench measures placement with the real profiles, as xo info does */
+        fprintf(stderr, "xo bench: measuring devices without a trustworthy cached profile...\n");
+        xo__background_measure_all(b->ctx); /* devices on the host's cores included */
     }
     if (s != XO_OK) {
         rc = xo__tool_fail(s, "bench: cannot create a context");
