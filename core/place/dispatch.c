@@ -258,6 +258,72 @@ static int evaluate(xo__op *op, xo_decision *dec, double *raw, int *out_cls, int
     return pl.best;
 }
 
+/* The thread's cache entry for op's key (*hit: it held a decision of this context), or a
+ * fresh one in its place; NULL while the thread has no cache. */
+static xo__cache_entry *cache_entry_for(const xo__op *op, int *hit)
+{
+    *hit = 0;
+    if (!cache_ready(&xo__tl))
+        return NULL;
+    xo_context *ctx = op->ctx;
+    uint64_t key[XO_KEY_WORDS];
+    xo__op_key(op, key);
+    xo__cache_entry *ce = xo__cache_find(&xo__tl, key, hit);
+    if (*hit && cold_of(ce)->ctx_id != ctx->id) /* same low 32 bits of the id: not ours */
+        *hit = 0;
+    if (!*hit) {
+        ce = cache_victim(ce);
+        release_entry(ce);
+        summary_flush(ctx, ce);
+        memcpy(ce->key, key, sizeof key);
+        ce->uses = 0;
+        cold_of(ce)->ctx_id = ctx->id;
+        cold_of(ce)->counted = 0;
+    } else {
+        summary_flush(ctx, ce);
+    }
+    return ce;
+}
+
+/* Keep a fresh decision in its cache entry, with what the fast paths need to take it. */
+static void remember(xo__cache_entry *ce, const xo__op *op, const xo_decision *dec, int best, int failed_dev,
+                     int cls)
+{
+    xo__cache_cold *cc = cold_of(ce);
+    release_entry(ce);
+    cc->stamp = ++xo__tl.clock;
+    cc->best = best;
+    cc->failed = failed_dev;
+    cc->cls = cls;
+    /* Ops predicted under 10 us (1 us) re-learn less often: their model evaluation
+     * and timing would otherwise be a visible share of the call. */
+    double total = dec->est[best].total_us;
+    cc->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
+    int host_ok = 1;
+    for (int i = 0; i < op->desc.narg; i++)
+        if ((op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
+            host_ok = 0;
+    ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
+    ce->fast[1] = (uint8_t)host_ok;
+    double cpu_us = dec->est[0].compute_us;
+    ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint32_t)(cpu_us * 1e3) + 1 : 0;
+    memcpy(cc->est, dec->est, (size_t)dec->ndevices * sizeof dec->est[0]);
+}
+
+/* The device policy (XO_DEVICE / xo_set_device, `forced`, -1: auto) applied to the
+ * model's choice: returns where the op runs; warns once when the forced device cannot. */
+static int apply_forcing(const xo__op *op, int forced, int best, const xo_estimate *est, xo_decision *dec,
+                         int *failed_dev)
+{
+    xo_context *ctx = op->ctx;
+    int forced_support = forced < 0 || op->cpu_only ? XO_SUPPORT_NO : xo__dev_support(ctx, forced, &op->desc);
+    best = xo__place_force(best, *failed_dev, est, forced, forced_support, &dec->forced, failed_dev);
+    if (forced >= 0 && !dec->forced && !atomic_exchange(&ctx->dev[forced].forced_warned, 1))
+        xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3, forced,
+                ctx->dev[forced].info.plugin);
+    return best;
+}
+
 xo_status xo__dispatch_slow(xo__op *op)
 {
     /* A capture on this thread records the validated op instead (plan_capture.c). The
@@ -279,52 +345,15 @@ xo_status xo__dispatch_slow(xo__op *op)
     slot->fn = op->fn;
     dec->ndevices = ndev;
 
-    xo__cache_entry *ce = NULL;
-    xo__cache_cold *cc = NULL;
     int hit = 0;
-    if (cache_ready(&xo__tl)) {
-        uint64_t key[XO_KEY_WORDS];
-        xo__op_key(op, key);
-        ce = xo__cache_find(&xo__tl, key, &hit);
-        if (hit && cold_of(ce)->ctx_id != ctx->id) /* same low 32 bits of the id: not ours */
-            hit = 0;
-        if (!hit) {
-            ce = cache_victim(ce);
-            release_entry(ce);
-            summary_flush(ctx, ce);
-            memcpy(ce->key, key, sizeof key);
-            ce->uses = 0;
-            cold_of(ce)->ctx_id = ctx->id;
-            cold_of(ce)->counted = 0;
-        }
-        cc = cold_of(ce);
-        if (hit)
-            summary_flush(ctx, ce);
-    }
+    xo__cache_entry *ce = cache_entry_for(op, &hit);
+    xo__cache_cold *cc = ce ? cold_of(ce) : NULL;
     learn = !hit || ce->uses < XO_LEARN_CALLS || (ce->uses & cc->refresh_mask) == 0;
     if (learn) {
         slot->lazy = NULL;
         best = evaluate(op, dec, raw, &cls, &failed_dev, NULL);
-        if (ce) {
-            release_entry(ce);
-            cc->stamp = ++xo__tl.clock;
-            cc->best = best;
-            cc->failed = failed_dev;
-            cc->cls = cls;
-            /* Ops predicted under 10 us (1 us) re-learn less often: their model evaluation
-             * and timing would otherwise be a visible share of the call. */
-            double total = dec->est[best].total_us;
-            cc->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
-            int host_ok = 1;
-            for (int i = 0; i < op->desc.narg; i++)
-                if ((op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
-                    host_ok = 0;
-            ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
-            ce->fast[1] = (uint8_t)host_ok;
-            double cpu_us = dec->est[0].compute_us;
-            ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint32_t)(cpu_us * 1e3) + 1 : 0;
-            memcpy(cc->est, dec->est, (size_t)ndev * sizeof dec->est[0]);
-        }
+        if (ce)
+            remember(ce, op, dec, best, failed_dev, cls);
     } else {
         best = cc->best;
         failed_dev = cc->failed;
@@ -350,12 +379,7 @@ xo_status xo__dispatch_slow(xo__op *op)
     const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
-    int forced_support = forced < 0 || op->cpu_only ? XO_SUPPORT_NO
-                                                   : xo__dev_support(ctx, forced, &op->desc);
-    best = xo__place_force(best, failed_dev, est, forced, forced_support, &dec->forced, &failed_dev);
-    if (forced >= 0 && !dec->forced && !atomic_exchange(&ctx->dev[forced].forced_warned, 1))
-        xo__log(XO_LOG_WARN, "%s cannot run on the forced device %d (%s); it runs on the CPU", op->fn + 3, forced,
-                ctx->dev[forced].info.plugin);
+    best = apply_forcing(op, forced, best, est, dec, &failed_dev);
 
     int ran = best;
     dec->device = -1; /* until it has run somewhere */
