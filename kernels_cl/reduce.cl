@@ -106,6 +106,29 @@ __kernel void xo_reduce_axis(const int op, const ulong results, const ulong coun
 #define XO_SOFTMAX 0
 #define XO_LOG_SOFTMAX 1
 
+/* A row's max and sum(exp(x - max)) over the work-group, into *m and *sum of every item;
+ * every item of the group calls it (it has barriers), and scratch is free again after. */
+inline void xo_row_max_sumexp(__global const real *row, const ulong cols, __local real *scratch, real *m_out,
+                              real *sum_out)
+{
+    const size_t lid = get_local_id(0), lsz = get_local_size(0);
+    real m = -(real)INFINITY;
+    for (ulong j = lid; j < cols; j += lsz)
+        m = xo_combine(XO_MAX_ELEMENT, m, row[j]);
+    scratch[lid] = m;
+    xo_tree(XO_MAX_ELEMENT, scratch);
+    m = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read scratch[0] */
+    real sum = (real)0;
+    for (ulong j = lid; j < cols; j += lsz)
+        sum += exp(row[j] - m);
+    scratch[lid] = sum;
+    xo_tree(XO_SUM, scratch);
+    *sum_out = scratch[0];
+    *m_out = m;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the next use reuses scratch */
+}
+
 /* Row-major softmax (or log-softmax) of each row, one work-group per row: the row's
  * max, then sum(exp(x - max)), then y = exp(x - max) / sum or (x - max) - log(sum).
  * y may be x (same offset and ld): a row is read in full before it is written. */
@@ -119,20 +142,8 @@ __kernel void xo_softmax(const int op, const ulong rows, const ulong cols,
     y += y_off;
     for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
         __global const real *row = x + i * ldx;
-        real m = -(real)INFINITY;
-        for (ulong j = lid; j < cols; j += lsz)
-            m = xo_combine(XO_MAX_ELEMENT, m, row[j]);
-        scratch[lid] = m;
-        xo_tree(XO_MAX_ELEMENT, scratch);
-        m = scratch[0];
-        barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read scratch[0] */
-        real sum = (real)0;
-        for (ulong j = lid; j < cols; j += lsz)
-            sum += exp(row[j] - m);
-        scratch[lid] = sum;
-        xo_tree(XO_SUM, scratch);
-        sum = scratch[0];
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next row reuses scratch */
+        real m, sum;
+        xo_row_max_sumexp(row, cols, scratch, &m, &sum);
         __global real *out = y + i * ldy;
         if (op == XO_LOG_SOFTMAX) {
             const real lse = log(sum);
@@ -166,22 +177,11 @@ __kernel void xo_softmax_xent(const ulong rows, const ulong cols,
         __global real *g = has_grad ? grad + grad_off + i * ldg : 0;
         const int c = labels[i];
         const int valid = c >= 0 && (ulong)c < cols;
-        /* every item passes every barrier, whatever the label: no early exit */
-        real m = -(real)INFINITY;
-        for (ulong j = lid; j < cols; j += lsz)
-            m = xo_combine(XO_MAX_ELEMENT, m, row[j]);
-        scratch[lid] = m;
-        xo_tree(XO_MAX_ELEMENT, scratch);
-        m = scratch[0];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        real sum = (real)0;
-        for (ulong j = lid; j < cols; j += lsz)
-            sum += exp(row[j] - m);
-        scratch[lid] = sum;
-        xo_tree(XO_SUM, scratch);
-        sum = scratch[0];
+        /* every item passes every barrier, whatever the label: no early exit; x[c] is
+         * read by every item before the barriers inside, so grad may be x */
         const real xc = valid ? row[c] : (real)0;
-        barrier(CLK_LOCAL_MEM_FENCE); /* every item has read x[c] and scratch[0] */
+        real m, sum;
+        xo_row_max_sumexp(row, cols, scratch, &m, &sum);
         if (lid == 0) loss[i] = valid ? log(sum) - (xc - m) : (real)0;
         if (has_grad) {
             const real k = valid ? scale / sum : (real)0;
