@@ -81,14 +81,7 @@ typedef struct kernels {
     {unary_##F, unary_##D, binary_##F, binary_##D, bscalar_##F, bscalar_##D, fill_##F, fill_##D,      \
      scale_##F, scale_##D, axpy0_##F, axpy0_##D, bias_rows_##F, bias_rows_##D}
 
-static kernels g_k = TABLE(f, d);
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void select_kernels(void) { XO_CPU_SELECT(g_k, kernels, TABLE); }
-static const kernels *k(void)
-{
-    pthread_once(&g_once, select_kernels);
-    return &g_k;
-}
+XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 
 /* One op split over the pool: its operands, and the vector and scalar of fill/scale. */
 typedef struct job {
@@ -192,33 +185,33 @@ static xo_status vector_op(xo__cpu_pool *pool, job *j, xo__cpu_range_fn fn, void
     return XO_OK;
 }
 
+/* fn over op's n contiguous elements, split over the pool when large. */
+static xo_status over_elements(xo__cpu_pool *pool, const xo_op_desc *op, xo__cpu_range_fn fn)
+{
+    job j;
+    job_init(&j, op);
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, fn, &j);
+    return XO_OK;
+}
+
 /* ---- the ops --------------------------------------------------------------------- */
 
 xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, unary_range, &j);
-    return XO_OK;
+    return over_elements(pool, op, unary_range);
 }
 
 xo_status xo__cpu_binary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, binary_range, &j);
-    return XO_OK;
+    return over_elements(pool, op, binary_range);
 }
 
 xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, bscalar_range, &j);
-    return XO_OK;
+    return over_elements(pool, op, bscalar_range);
 }
 
 /* x[i*incx] = alpha; x is never read. */

@@ -92,6 +92,18 @@ double xo__cpu_reduce_loop(xo_dtype dt, int op, const void *x, size_t n);
 #define XO_CPU_SELECT(var, TYPE, TABLE) ((void)0)
 #endif
 
+/* A family file's kernels: the table TYPE g_k, TABLE(f, d) until the first use, then the
+ * instantiation for the CPU's instruction set; k() returns it. */
+#define XO_CPU_KERNELS_SELECTED(TYPE, TABLE)                                                             \
+    static TYPE g_k = TABLE(f, d);                                                                       \
+    static pthread_once_t g_once = PTHREAD_ONCE_INIT;                                                    \
+    static void select_kernels(void) { XO_CPU_SELECT(g_k, TYPE, TABLE); }                               \
+    static const TYPE *k(void)                                                                           \
+    {                                                                                                    \
+        pthread_once(&g_once, select_kernels);                                                           \
+        return &g_k;                                                                                     \
+    }
+
 /* The math of plugins/common/xo_formulas.h for float and double (the float ones are
  * vectorisable, below). */
 #define XO_FN_EXP(x) _Generic((x), float: xo__cpu_expf, default: exp)(x)

@@ -131,14 +131,7 @@ typedef struct kernels {
     {sum_##F, sum_##D, max_##F, max_##D, softmax_##F, softmax_##D, xent_##F, xent_##D, colreduce_##F, \
      colreduce_##D}
 
-static kernels g_k = TABLE(f, d);
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void select_kernels(void) { XO_CPU_SELECT(g_k, kernels, TABLE); }
-static const kernels *k(void)
-{
-    pthread_once(&g_once, select_kernels);
-    return &g_k;
-}
+XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 
 #define XO_CPU_MAX_CHUNKS 64
 typedef struct job {
