@@ -273,9 +273,55 @@ typedef struct xo_plugin {
     /* Optional (NULL: none). Extras that are not part of this interface, by name, as
      * ggml's get_proc_address: NULL when the plugin has no such extra. Known names:
      *   "xo_host_blas"  a `const xo_host_blas *` (below): the device computes in host
-     *                   memory and offers CBLAS-style entries for the core's fast path. */
+     *                   memory and offers CBLAS-style entries for the core's fast path.
+     *   "xo_chain"      a `const xo_chain_runner *` (below): element-wise chains run as
+     *                   one pass (plans). */
     const void *(*get_proc_address)(const char *name);
 } xo_plugin;
+
+/* The "xo_chain" extra (plans, CONTRACT.md 0.4): a device that runs a chain of element-wise
+ * ops as one pass (one kernel, one launch; on the CPU one pass over cache-sized blocks).
+ * The core builds chains when a plan is placed (core/plan/plan_fuse.c) from consecutive
+ * recorded ops on one device, and passes them with every operand current on `dev`.
+ *
+ * Each step is an ordinary op of kind UNARY, BINARY, BINARY_SCALAR, SCAL, FILL, AXPY,
+ * AXPBY, COPY or SCALE_BY whose operands cover the chain's n elements with increment 1
+ * (scale_by's factor s is one element, read whole). A step's result is the value of its
+ * output operand (XO_OP_MAP's `out`: y, c, or x for scal/fill/scale_by). Element i of
+ * the chain is computed step by step, step k reading element i of its operands:
+ *   from[a] >= 0  operand a is the result of the earlier step from[a] (element i): use
+ *                 that value, do not read memory (it may not have been stored);
+ *   from[a] <  0  read it from memory (never something an earlier step of the chain
+ *                 writes: the core sets from[] for every such operand).
+ *   store = 1     write the result to the output operand; store = 0: do not (the core
+ *                 has proved nothing reads it before it is overwritten: fused away).
+ * A step's output never overlaps another operand of the chain except element-aligned
+ * (same buffer and offset) or disjoint, so element i of one operand never depends on
+ * element j != i of another. Results must equal running the steps as ops, one after
+ * another, within the Ops tolerances (copy and fill bit-exact). */
+#define XO_CHAIN_MAX 32 /* steps per chain */
+typedef struct xo_chain_step {
+    xo_op_desc op;
+    signed char from[XO_MAX_ARGS];
+    unsigned char store;
+} xo_chain_step;
+
+typedef struct xo_chain {
+    xo_dtype dtype; /* every step's */
+    size_t n;       /* every step's desc.n */
+    int nsteps;     /* 2 .. XO_CHAIN_MAX */
+    const xo_chain_step *steps;
+} xo_chain;
+
+typedef struct xo_chain_runner {
+    /* 1 if `dev` runs chains of this shape (kinds, sub-ops, from[], store, which operands
+     * share a buffer); may build and cache a kernel for the shape once. 0: the core runs
+     * the steps one by one. */
+    int (*supports)(void *state, int dev, const xo_chain *chain);
+    /* Run (or enqueue) the chain, as run() runs one op: `token` names it for
+     * drain_timings; a failure only if nothing was written. */
+    xo_status (*run)(void *state, int dev, const xo_chain *chain, uint64_t token);
+} xo_chain_runner;
 
 /* The "xo_host_blas" extra: BLAS entry points with CBLAS's arguments (layout and
  * transpose take the XO_ values, which are CBLAS's; pointers already include the
