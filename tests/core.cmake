@@ -128,5 +128,8 @@ xo_add_test(test_plan SOURCES test_plan.c test_plan_cases.c LIBS xo_mock xo_test
 # of element-wise chains, plan building time.
 xo_add_test(test_plan_place SOURCES test_plan_place.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off)
+# The replay's fast path: runs of CPU steps checked and recorded once (mock holding copies).
+xo_add_test(test_plan_run SOURCES test_plan_run.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)
 # Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
 xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

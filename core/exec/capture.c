@@ -171,6 +171,8 @@ void xo__plan_free(xo_plan *p)
     free(p->hash);
     free(p->bufs);
     free(p->steps);
+    free(p->segs);
+    free(p->seg_bufs);
     free(p);
 }
 

@@ -29,10 +29,33 @@ void xo__queue_add(xo_context *ctx, int d, double us);
 void xo__record_decision(xo_context *ctx, const xo_op_desc *desc, int cls, const xo_estimate *est, int best,
                          int ran, int failed, double t0_us);
 
+/* `ops` ops ran on device d: counted, with their busy time (busy_ns, or busy_ticks of
+ * xo__ticks()), on this thread's stat slot when it has one (plain stores, no locked
+ * instruction), else on the device's atomics. */
+static inline __attribute__((always_inline)) void xo__record_count(xo_context *ctx, int stat_slot, int d,
+                                                                   uint64_t ops, uint64_t busy_ns,
+                                                                   uint64_t busy_ticks)
+{
+    if (busy_ticks)
+        atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ticks, busy_ticks, memory_order_relaxed);
+    if (stat_slot >= 0) {
+        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
+        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + ops,
+                              memory_order_relaxed);
+        if (busy_ns)
+            atomic_store_explicit(&s->busy_ns[d],
+                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, ops, memory_order_relaxed);
+        if (busy_ns)
+            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
+    }
+}
+
 /* An op ran on device d: its outputs (operands `writes` of bufs) are current there only,
- * and it is counted with its busy time (busy_ns, or busy_ticks of xo__ticks()): on this
- * thread's stat slot when it has one (plain stores, no locked instruction), else on the
- * device's atomics. The one place every path records a completed op. */
+ * and it is counted (xo__record_count). The one place every path records a completed op
+ * (a plan's run of CPU steps marks its outputs once and counts them together). */
 static inline __attribute__((always_inline)) void xo__record_ran(xo_context *ctx, int stat_slot, int d,
                                                                  xo_buffer *const *bufs, int narg, unsigned writes,
                                                                  uint64_t busy_ns, uint64_t busy_ticks)
@@ -40,21 +63,7 @@ static inline __attribute__((always_inline)) void xo__record_ran(xo_context *ctx
     for (int i = 0; i < narg; i++)
         if (writes >> i & 1u)
             xo__buffer_mark_written(bufs[i], d);
-    if (busy_ticks)
-        atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ticks, busy_ticks, memory_order_relaxed);
-    if (stat_slot >= 0) {
-        xo__stat_slot *s = &ctx->stat_slots[stat_slot];
-        atomic_store_explicit(&s->ops[d], atomic_load_explicit(&s->ops[d], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        if (busy_ns)
-            atomic_store_explicit(&s->busy_ns[d],
-                                  atomic_load_explicit(&s->busy_ns[d], memory_order_relaxed) + busy_ns,
-                                  memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&ctx->dev[d].stats.ops, 1, memory_order_relaxed);
-        if (busy_ns)
-            atomic_fetch_add_explicit(&ctx->dev[d].stats.busy_ns, busy_ns, memory_order_relaxed);
-    }
+    xo__record_count(ctx, stat_slot, d, 1, busy_ns, busy_ticks);
 }
 
 #endif

@@ -27,63 +27,13 @@ static xo_status fall_back(xo_plan *p, xo__step *s, int failed)
     return xo__fall_back(&s->op, failed, &dec, &ran);
 }
 
-/* ---- the host BLAS entries, as the express path calls them ------------------------------
- * gemm (alpha != 0: OpenBLAS may read A and B otherwise, where the plugin does not), gemv
- * (alpha != 0 likewise) and axpy on the CPU, every figure within BLAS's int: the CPU
- * plugin's run() computes the same through the same OpenBLAS calls. */
-
-static int direct_ok(const xo_context *ctx, const xo__step *s)
-{
-    const xo_host_blas *hb = ctx->host_blas;
-    const xo_op_desc *d = &s->op.desc;
-    int f32 = d->dtype == XO_F32;
-    if (!hb || s->dev != 0 || (d->m | d->n | d->k | d->ld[0] | d->ld[1] | d->ld[2] | d->inc[0] | d->inc[1]) > 0x7fffffff)
-        return 0;
-    switch (d->kind) {
-    case XO_OP_GEMM: return d->alpha != 0 && d->k != 0 && (f32 ? hb->sgemm != NULL : hb->dgemm != NULL);
-    case XO_OP_GEMV: return d->alpha != 0 && (f32 ? hb->sgemv != NULL : hb->dgemv != NULL);
-    case XO_OP_AXPY: return f32 ? hb->saxpy != NULL : hb->daxpy != NULL;
-    default: return 0;
-    }
-}
-
 void xo__plan_prepare_run(xo_plan *p)
 {
     xo__plan_fuse(p);
     for (int i = 0; i < p->nsteps; i++)
-        p->steps[i].direct = p->steps[i].kind == XO_STEP_OP && direct_ok(p->ctx, &p->steps[i]);
+        p->steps[i].direct = xo__plan_direct_ok(p->ctx, &p->steps[i]);
+    xo__plan_segments(p);
 }
-
-#define ARG(i, T) ((T *)d->arg[i].host + d->arg[i].off)
-static void run_direct(const xo_host_blas *hb, const xo_op_desc *d)
-{
-    int f32 = d->dtype == XO_F32;
-    switch (d->kind) {
-    case XO_OP_GEMM:
-        if (f32)
-            hb->sgemm(d->layout, d->ta, d->tb, (int)d->m, (int)d->n, (int)d->k, (float)d->alpha, ARG(0, const float),
-                      (int)d->ld[0], ARG(1, const float), (int)d->ld[1], (float)d->beta, ARG(2, float), (int)d->ld[2]);
-        else
-            hb->dgemm(d->layout, d->ta, d->tb, (int)d->m, (int)d->n, (int)d->k, d->alpha, ARG(0, const double),
-                      (int)d->ld[0], ARG(1, const double), (int)d->ld[1], d->beta, ARG(2, double), (int)d->ld[2]);
-        break;
-    case XO_OP_GEMV:
-        if (f32)
-            hb->sgemv(d->layout, d->ta, (int)d->m, (int)d->n, (float)d->alpha, ARG(0, const float), (int)d->ld[0],
-                      ARG(1, const float), (int)d->inc[0], (float)d->beta, ARG(2, float), (int)d->inc[1]);
-        else
-            hb->dgemv(d->layout, d->ta, (int)d->m, (int)d->n, d->alpha, ARG(0, const double), (int)d->ld[0],
-                      ARG(1, const double), (int)d->inc[0], d->beta, ARG(2, double), (int)d->inc[1]);
-        break;
-    default: /* XO_OP_AXPY */
-        if (f32)
-            hb->saxpy((int)d->n, (float)d->alpha, ARG(0, const float), (int)d->inc[0], ARG(1, float), (int)d->inc[1]);
-        else
-            hb->daxpy((int)d->n, d->alpha, ARG(0, const double), (int)d->inc[0], ARG(1, double), (int)d->inc[1]);
-        break;
-    }
-}
-#undef ARG
 
 static xo_status run_op(xo_plan *p, xo__step *s, int fast)
 {
@@ -99,7 +49,7 @@ static xo_status run_op(xo_plan *p, xo__step *s, int fast)
         if (ok) {
             uint64_t t0 = s->known_ns ? 0 : xo__ticks();
             if (s->direct)
-                run_direct(ctx->host_blas, &op->desc);
+                xo__plan_run_direct(ctx->host_blas, &op->desc);
             if (s->direct || __builtin_expect(xo__dev_run_cpu(ctx, &op->desc) == XO_OK, 1)) {
                 xo__record_ran(ctx, op->stat_slot, 0, op->buf, op->desc.narg, op->writes, s->known_ns,
                                s->known_ns ? 0 : xo__ticks() - t0);
@@ -172,6 +122,18 @@ xo_status xo_plan_run(xo_plan *p)
         xo__step *s = &p->steps[i];
         switch (s->kind) {
         case XO_STEP_OP:
+            if (s->seg && !eager && fast) {
+                const xo__seg *g = &p->segs[s->seg - 1];
+                int done = xo__plan_run_segment(p, g, stat_slot);
+                if (done == g->len) {
+                    i += done - 1;
+                    break;
+                }
+                if (done) { /* step i + done failed on the CPU: it and the rest, one by one */
+                    i += done;
+                    s = &p->steps[i];
+                }
+            }
             if (s->fused < 0)
                 break; /* its group ran it */
             if (s->fused > 0 && !eager && fast && group_ready(p, i)) {

@@ -22,6 +22,7 @@ typedef struct xo__step {
     int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
     int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2), block by
                         * block; -1: run by the group before it; 0: not fused (plan_fuse.c) */
+    int seg;           /* ops: 1 + the index of the run of CPU steps this one starts (plan_cpu.c), else 0 */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
     double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
@@ -31,6 +32,19 @@ typedef struct xo__step {
     size_t offset, bytes;
     xo__op op;         /* ops: as validated, host pointers filled in */
 } xo__step;
+
+/* A run of consecutive CPU steps (plan_cpu.c): checked once, run back to back, recorded
+ * once. bufs[0..nbuf) are the distinct buffers its ops use: `need`, read before written
+ * (its host copy must be current); `write`, written (no zero-copy device may still read
+ * it; current on the host only afterwards). */
+typedef struct xo__seg_buf {
+    xo_buffer *b;
+    unsigned char need, write;
+} xo__seg_buf;
+typedef struct xo__seg {
+    int first, len;   /* steps [first, first + len) */
+    int buf0, nbuf;   /* its entries of the plan's seg_bufs */
+} xo__seg;
 
 /* A buffer the plan uses. b is NULL once it was destroyed. */
 typedef struct xo__plan_buf {
@@ -57,6 +71,10 @@ struct xo_plan {
     int forced;            /* the device forced when placed, or -1 */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
+    /* runs of CPU steps (plan_cpu.c) */
+    xo__seg *segs;
+    xo__seg_buf *seg_bufs;
+    int nsegs;
     /* runs */
     pthread_mutex_t run_lock;
     uint64_t runs;
@@ -88,8 +106,18 @@ void xo__plan_fuse(xo_plan *p);
 xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
 /* Steps of the plan: ops, a fused group counting once. */
 int xo__plan_nsteps(const xo_plan *p);
-/* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
+/* After placement: fusion, which CPU steps call the host BLAS directly, the runs of CPU
+ * steps (plan_run.c, plan_cpu.c). */
 void xo__plan_prepare_run(xo_plan *p);
+/* plan_cpu.c: step s may call the host BLAS entry directly; calling it. */
+int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s);
+void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d);
+/* plan_cpu.c: find the runs of >= 2 consecutive unfused CPU ops (best effort: none if
+ * memory is short); run run `seg` if its buffers are ready on the host: returns how many
+ * of its steps ran and were recorded (0: not ready, run them one by one; fewer than its
+ * length: that step's CPU kernel failed, *st untouched). */
+void xo__plan_segments(xo_plan *p);
+int xo__plan_run_segment(xo_plan *p, const xo__seg *seg, int stat_slot);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
 xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a

@@ -1,0 +1,129 @@
+/* A plan's replay fast path (core/plan/plan_cpu.c): consecutive CPU ops run as one segment,
+ * their buffers checked once and recorded once. Checked against the same calls issued
+ * eagerly on twin buffers, with the mock device (mock_plugin.h) holding the only current
+ * copy of some buffers before a run, so that the segment's checks decide. */
+#include "xo_test.h"
+#include "mock_plugin.h"
+#include "test_plan_cases.h"
+#include "xo_plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The sequence: b[2] = b[0] + b[1]... every op on the CPU, b[3] written whole before it is
+ * read. */
+static xo_status sequence(xo_context *ctx, xo_buffer *const b[4])
+{
+    xo_status st;
+    if ((st = xo_saxpy(ctx, XOT_PLAN_ELEMS, 0.5f, b[0], 0, 1, b[2], 0, 1)) != XO_OK ||
+        (st = xo_sscal(ctx, XOT_PLAN_ELEMS, 1.25f, b[2], 0, 1)) != XO_OK ||
+        (st = xo_sunary(ctx, XO_TANH, XOT_PLAN_ELEMS, b[2], 0, b[3], 0)) != XO_OK ||
+        (st = xo_sbinary(ctx, XO_MUL, XOT_PLAN_ELEMS, b[3], 0, b[1], 0, b[3], 0)) != XO_OK)
+        return st;
+    return xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 4, 4, 4, 1.0f, b[3], 0, 4, b[0], 0, 4, 0.5f,
+                    b[2], 0, 4);
+}
+
+/* Make buffer b's only current copy the mock's (scal by 1 forced there). */
+static void move_to(xo_context *ctx, int dev, xo_buffer *b)
+{
+    int was = ctx->forced;
+    ctx->forced = dev;
+    xot_assert_ok(xo_sscal(ctx, XOT_PLAN_ELEMS, 1.0f, b, 0, 1));
+    xot_assert_ok(xo_finish(ctx));
+    ctx->forced = was;
+    assert_int_equal(xo__valid(b), 1u << dev);
+}
+
+static void plan_cpu_segment(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    xot_twin e, p;
+    xot_twin_make(ctx, &e, XO_F32, 3, 0);
+    xot_twin_make(ctx, &p, XO_F32, 3, 0);
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(sequence(ctx, p.b));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    assert_int_equal(plan->nsegs, 1); /* five CPU ops, one segment */
+    assert_int_equal(plan->segs[0].len, 5);
+    assert_int_equal(plan->steps[0].seg, 1);
+
+    for (int run = 0; run < 4; run++) {
+        char what[64];
+        snprintf(what, sizeof what, "run %d", run);
+        /* run 1: b[3] (written whole before read) only on the mock: the segment runs and
+         * leaves it current on the host only. run 2: b[0] (read) only on the mock: the
+         * segment is not ready; its ops run one by one and bring b[0] home. run 3: b[1],
+         * read after b[3] was written, only on the mock. */
+        if (run == 1) {
+            move_to(ctx, mock, p.b[3]);
+            move_to(ctx, mock, e.b[3]);
+        } else if (run == 2) {
+            move_to(ctx, mock, p.b[0]);
+            move_to(ctx, mock, e.b[0]);
+        } else if (run == 3) {
+            move_to(ctx, mock, p.b[1]);
+            move_to(ctx, mock, e.b[1]);
+        }
+        xot_assert_ok(sequence(ctx, e.b));
+        xot_assert_ok(xo_finish(ctx));
+        xot_assert_ok(xo_stats_reset(ctx));
+        xot_assert_ok(xo_plan_run(plan));
+        assert_int_equal(xot_plan_stats(ctx, 0).ops, 5); /* one count per recorded op */
+        assert_int_equal(xot_plan_stats(ctx, mock).ops, 0);
+        for (int i = 0; i < 4; i++)
+            if (i != 1) /* b[1] is only read */
+                assert_int_equal(xo__valid(p.b[i]) & 1u, 1u);
+        assert_int_equal(xo__valid(p.b[2]), 1u); /* written: current on the host only */
+        assert_int_equal(xo__valid(p.b[3]), 1u);
+        xot_twin_compare(&p, &e, XO_F32, 0, what);
+    }
+    xo_plan_destroy(plan);
+    xot_twin_free(&e);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
+/* A recorded write or an op on another device ends a segment; XO_PLAN=eager takes none. */
+static void plan_segments_split(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    xot_twin p;
+    xot_twin_make(ctx, &p, XO_F32, 4, 0);
+    float host[XOT_PLAN_ELEMS];
+    for (int i = 0; i < XOT_PLAN_ELEMS; i++)
+        host[i] = (float)i / XOT_PLAN_ELEMS;
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(sequence(ctx, p.b));
+    xot_assert_ok(xo_buffer_write(p.b[1], 0, host, sizeof host));
+    xot_assert_ok(sequence(ctx, p.b));
+    xot_assert_ok(xo_sscal(ctx, XOT_PLAN_ELEMS, 2.0f, p.b[0], 0, 1)); /* alone: no segment */
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    assert_int_equal(plan->nsegs, 2);
+    assert_int_equal(plan->segs[0].first, 0);
+    assert_int_equal(plan->segs[1].first, 6);
+    assert_int_equal(plan->segs[1].len, 6);
+    xot_assert_ok(xo_stats_reset(ctx));
+    xot_assert_ok(xo_plan_run(plan));
+    assert_int_equal(xot_plan_stats(ctx, 0).ops, 11);
+    xo_plan_destroy(plan);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan_cpu_segment),
+        cmocka_unit_test(plan_segments_split),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
