@@ -119,11 +119,53 @@ static void plan_segments_split(void **state)
     xot_plan_done(ctx);
 }
 
+/* A device that fails during a run: the op completes elsewhere (data intact) and the plan
+ * is placed again without that device, so later runs neither fail over op by op nor
+ * change their results. */
+static void plan_replaced_after_fault(void **state)
+{
+    (void)state;
+    setenv("XO_FAULTS", "mock.launch@*", 1); /* every launch on the mock fails */
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    unsetenv("XO_FAULTS");
+    xot_twin e, p;
+    xot_twin_make(ctx, &e, XO_F32, 8, 0);
+    xot_twin_make(ctx, &p, XO_F32, 8, 0);
+    ctx->forced = mock;
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(sequence(ctx, p.b));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[2048];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    assert_true(xot_contains(text, "on 2 (mock)") || xot_contains(text, "(mock)"));
+    ctx->forced = 0;
+    xot_assert_ok(xo_stats_reset(ctx));
+    for (int run = 0; run < 3; run++) {
+        xot_assert_ok(sequence(ctx, e.b));
+        xot_assert_ok(xo_plan_run(plan));
+        xot_twin_compare(&p, &e, XO_F32, 0, "re-placed plan");
+    }
+    xo_stats s0 = xot_plan_stats(ctx, 0), s1 = xot_plan_stats(ctx, mock);
+    assert_int_equal(s1.fallbacks, 5); /* the first run's five ops; then none goes there */
+    assert_int_equal(s1.ops, 0);
+    assert_int_equal(s0.ops, 30);      /* the plan's 3 x 5 and the eager twin's 3 x 5 */
+    assert_int_equal(plan->replaced, 1);
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    assert_false(xot_contains(text, "(mock)"));
+    xo_plan_destroy(plan);
+    xot_twin_free(&e);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_cpu_segment),
         cmocka_unit_test(plan_segments_split),
+        cmocka_unit_test(plan_replaced_after_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,8 @@
  * by moving whole same-device segments to another device while that lowers the total
  * (as ggml's scheduler splits a graph; here priced by the model). The chosen one is
  * never predicted slower than the other two. Under a forced device every op it can run
- * goes there. */
+ * goes there. A device an op of an earlier run failed on (p->avoid) gets no op: after
+ * such a run the plan is placed again (plan_run.c). */
 #include "xo_plan.h"
 #include "xo_dispatch.h"
 
@@ -36,15 +37,17 @@ typedef struct placer {
 } placer;
 
 /* Launch + corrected compute of op on every device (< 0: cannot run there). */
-static void op_costs(xo_context *ctx, const xo__profile *prof, const xo__op *op, double *base, double *compute,
-                     int *out_cls)
+static void op_costs(xo_context *ctx, const xo__profile *prof, uint32_t avoid, const xo__op *op, double *base,
+                     double *compute, int *out_cls)
 {
     xo__op_cost cost;
     xo__op_cost_init(&cost, op->desc.kind, op->desc.dtype, op->desc.m, op->desc.n, op->desc.k);
     cost.noperands = 0; /* transfers are the simulation's */
     int cls = xo__size_class(&cost);
     for (int d = 0; d < ctx->ndev; d++) {
-        int support = d == 0 ? XO_SUPPORT_YES : op->cpu_only ? XO_SUPPORT_NO : xo__dev_support(ctx, d, &op->desc);
+        int support = d == 0                             ? XO_SUPPORT_YES
+                      : op->cpu_only || (avoid >> d & 1u) ? XO_SUPPORT_NO
+                                                         : xo__dev_support(ctx, d, &op->desc);
         if (support != XO_SUPPORT_YES) {
             base[d] = compute[d] = -1;
             continue;
@@ -68,7 +71,7 @@ void xo__plan_step_costs(xo_plan *p, const xo__step *s, double *out)
     for (int d = 0; d < ctx->ndev; d++)
         prof[d] = ctx->dev[d].profile;
     pthread_mutex_unlock(&ctx->profile_lock);
-    op_costs(ctx, prof, &s->op, out, compute, NULL);
+    op_costs(ctx, prof, p->avoid, &s->op, out, compute, NULL);
 }
 
 /* ---- the simulation ----------------------------------------------------------------- */
@@ -258,7 +261,7 @@ xo_status xo__plan_place(xo_plan *p)
     pthread_mutex_unlock(&ctx->profile_lock);
     for (int i = 0, j = 0; i < p->nsteps; i++)
         if (p->steps[i].kind == XO_STEP_OP) {
-            op_costs(ctx, pl.prof, &p->steps[i].op, &pl.base[(size_t)j * (size_t)ndev],
+            op_costs(ctx, pl.prof, p->avoid, &p->steps[i].op, &pl.base[(size_t)j * (size_t)ndev],
                      &pl.compute[(size_t)j * (size_t)ndev], &p->steps[i].cls);
             j++;
         }

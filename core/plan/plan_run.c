@@ -16,6 +16,8 @@
  * it by the model (for a failed CPU). */
 static xo_status fall_back(xo_plan *p, xo__step *s, int failed)
 {
+    if (failed != 0)
+        p->failed |= 1u << failed; /* the plan is placed again without it after this run */
     xo_decision dec = {.ndevices = p->ctx->ndev};
     double cost[XO_MAX_DEVICES];
     xo__plan_step_costs(p, s, cost);
@@ -64,6 +66,27 @@ static xo_status run_op(xo_plan *p, xo__step *s, int fast)
     if (s->dev != 0 && ctx->dev[s->dev].async)
         xo__queue_add(ctx, s->dev, s->pred_us);
     return XO_OK;
+}
+
+/* An op of this run failed on a device and completed elsewhere: place the plan again
+ * without the devices that failed (CONTRACT.md: a plan may re-place itself between runs;
+ * results never change), rather than failing over op by op in every later run. Under
+ * the run lock; if placing fails (host memory), the old placement stays, which still
+ * falls back op by op. */
+static void replace_after_failure(xo_plan *p)
+{
+    uint32_t was = p->avoid;
+    p->avoid |= p->failed;
+    if (xo__plan_place(p) != XO_OK) {
+        p->avoid = was;
+        return;
+    }
+    xo__plan_prepare_run(p);
+    p->replaced++;
+    for (int d = 1; d < p->ctx->ndev; d++)
+        if ((p->failed & ~was) >> d & 1u)
+            xo__log(XO_LOG_WARN, "xo_plan_run: an op failed on device %d (%s); the plan is placed again without it",
+                    d, p->ctx->dev[d].info.plugin);
 }
 
 /* XO_PLAN=eager: the recorded op as an eager call (placed, and possibly run, afresh). */
@@ -156,6 +179,9 @@ xo_status xo_plan_run(xo_plan *p)
     }
     p->runs++;
     p->run_us += xo__now_us() - t0;
+    if (p->failed & ~p->avoid)
+        replace_after_failure(p);
+    p->failed = 0;
     if (ctx->summary && st == XO_OK && !eager) /* the per-op table counts the plan's ops too */
         for (int i = 0; i < p->nsteps; i++)
             if (p->steps[i].kind == XO_STEP_OP)

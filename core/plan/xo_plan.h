@@ -69,6 +69,9 @@ struct xo_plan {
     _Atomic int gone;      /* buffers destroyed since they were first used */
     /* placement (plan_place.c) */
     int forced;            /* the device forced when placed, or -1 */
+    uint32_t avoid;        /* devices placement leaves out: an op of a run failed there */
+    uint32_t failed;       /* devices an op of this run failed on (plan_run.c) */
+    int replaced;          /* times the plan was placed again after a failure */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
     /* runs of CPU steps (plan_cpu.c) */
