@@ -136,7 +136,7 @@ xo_status xo_plan_run(xo_plan *p)
         return xo__error(XO_ERR_INVALID_ARGUMENT,
                          "xo_plan_run: a buffer the plan uses was destroyed: %s; nothing was run", name);
     }
-    double t0 = xo__now_us();
+    uint64_t t0 = xo__ticks();
     int stat_slot = p->nops ? xo__thread_stat_slot(ctx) : -1;
     int eager = ctx->plan_eager;
     int fast = ctx->fast_dispatch && atomic_load_explicit(&xo__log_level, memory_order_relaxed) < XO_LOG_DECISIONS;
@@ -178,7 +178,7 @@ xo_status xo_plan_run(xo_plan *p)
         }
     }
     p->runs++;
-    p->run_us += xo__now_us() - t0;
+    p->run_ticks += xo__ticks() - t0;
     if (p->failed & ~p->avoid)
         replace_after_failure(p);
     p->failed = 0;
@@ -211,7 +211,7 @@ void xo_plan_destroy(xo_plan *p)
                  "plan: %d ops in %d steps, %d fused ops, %llu runs, predicted %.2f us per run, measured %.2f us "
                  "per run",
                  p->nops, xo__plan_nsteps(p), p->nfused, (unsigned long long)p->runs, p->total_us,
-                 p->runs ? p->run_us / (double)p->runs : 0.0);
+                 p->runs ? xo__ticks_to_us(ctx, p->run_ticks) / (double)p->runs : 0.0);
         xo__summary_plan(ctx, line);
     }
     pthread_mutex_unlock(&p->run_lock);

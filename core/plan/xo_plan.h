@@ -81,7 +81,7 @@ struct xo_plan {
     /* runs */
     pthread_mutex_t run_lock;
     uint64_t runs;
-    double run_us;
+    uint64_t run_ticks; /* xo__ticks() the runs took */
 };
 
 /* This thread's open captures (plans being recorded), NULL almost always. */
