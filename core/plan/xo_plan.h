@@ -44,6 +44,7 @@ typedef struct xo__seg_buf {
 typedef struct xo__seg {
     int first, len;   /* steps [first, first + len) */
     int buf0, nbuf;   /* its entries of the plan's seg_bufs */
+    uint64_t known_ns; /* every op's known_ns (untimed, as eager's tiny ops): their sum; else 0 (timed) */
 } xo__seg;
 
 /* A buffer the plan uses. b is NULL once it was destroyed. */
