@@ -4,6 +4,7 @@
 #include "cl_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void vt_shutdown(void *state)
 {
@@ -108,6 +109,13 @@ static xo_status vt_download(void *state, int dev, xo_plugin_mem *src, size_t sr
     return xo__cl_download(state, dev, src, src_off, dst, bytes);
 }
 
+/* Extras: "xo_chain", element-wise chains as one generated kernel (cl_chain.c). */
+static const void *vt_get_proc_address(const char *name)
+{
+    if (name && strcmp(name, "xo_chain") == 0) return &xo__cl_chain_runner;
+    return NULL;
+}
+
 static const xo_plugin cl_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "opencl",
@@ -123,6 +131,7 @@ static const xo_plugin cl_plugin = {
     .run = vt_run,
     .finish = vt_finish,
     .drain_timings = vt_drain_timings,
+    .get_proc_address = vt_get_proc_address,
 };
 
 const xo_plugin *xo_plugin_opencl(void);
