@@ -56,7 +56,7 @@ endif()
 # A second vendor: the OpenCL conformance suite and the own kernels on Intel's OpenCL CPU
 # runtime (PyPI intel-opencl-rt, installed by .ci/deps), the only platform the programs
 # see there. Skipped (77) where the runtime is not installed.
-foreach(_xo_t IN ITEMS conformance cl_kernels)
+foreach(_xo_t IN ITEMS conformance cl_kernels cl_chain)
   add_test(NAME intel_ocl_${_xo_t}
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/intel_ocl.sh ${CMAKE_CURRENT_BINARY_DIR}/intel-ocl/${_xo_t}
             $<TARGET_FILE:test_${_xo_t}>)

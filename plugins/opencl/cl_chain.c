@@ -251,7 +251,7 @@ static char *generate(const shape *sh, size_t *out_len)
                "#define XO_FN_RSQRT(x) rsqrt(x)\n#define XO_FN_LOG(x) log(x)\n#define XO_FN_FABS(x) fabs(x)\n");
     sb_add(&b, "__kernel void xo_chain(const ulong n");
     for (int p = 0; p < sh->nparams; p++)
-        sb_add(&b, ",\n    __global %sreal *p%d, const ulong o%d", written[p] ? "" : "const ", p, p);
+        sb_add(&b, ",\n    __global %sreal *restrict p%d, const ulong o%d", written[p] ? "" : "const ", p, p);
     for (int k = 0, j = 0; k < sh->nsteps; k++)
         for (int q = 0; q < kinds[sh->step[k].kind].nscalars; q++) sb_add(&b, ", const real s%d", j++);
     sb_add(&b, ")\n{\n");
