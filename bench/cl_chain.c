@@ -4,11 +4,17 @@
  *   eager       8 single-op launches (the plugin's run(): our kernels, CLBlast's axpy and scal)
  *   chain       the "xo_chain" extra, one generated kernel, intermediates fused away
  *   chain+st    the same chain storing every intermediate (one pass, 8 stores)
+ *   interp      the alternative the plans issue names: one small interpreter kernel that
+ *               walks the steps (opcode, sub-op, operand sources) per element, written
+ *               here against OpenCL directly (only the kinds and sub-ops used below)
  * Each: REPS runs, each ended by finish(); the median per run in microseconds. The ops:
  *   t = x * 1.5; t = tanh(t); t = t + z; t = relu(t); t += 0.5 x; t = t * z; t *= 0.9; y = sigmoid(t)
  * or, with "cheap" (memory-bound: no transcendental), abs in place of tanh and neg in place
  * of sigmoid. Usage: xo_cl_chain [N [REPS [cheap]]]. */
 #include <crossover/plugin.h>
+
+#include <CL/cl.h>
+#include <stdint.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,6 +107,128 @@ static void make_steps(xo_chain_step *s, xo_plugin_mem *x, xo_plugin_mem *z, xo_
 #undef ARG
 }
 
+/* ---- the interpreter kernel ------------------------------------------------------------ */
+
+/* Per step 5 ints: opcode (0 unary, 1 binary, 2 binary_scalar, 3 scal, 4 axpy), sub-op,
+ * the sources of x and y (>= 0: that step's value; -1 - p: operand p's memory; -99:
+ * none), the operand stored to (-1: none); scalars one per step. */
+static const char interp_src[] =
+    "__kernel void xo_interp(const ulong n, const int nsteps, __constant int *code, __constant float *sc,\n"
+    "                        __global float *p0, __global float *p1, __global float *p2, __global float *p3)\n"
+    "{\n"
+    "    __global float *P[4] = {p0, p1, p2, p3};\n"
+    "    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "        float v[32];\n"
+    "        for (int k = 0; k < nsteps; k++) {\n"
+    "            __constant int *c = code + 5 * k;\n"
+    "            const float x = c[2] >= 0 ? v[c[2]] : c[2] == -99 ? 0.0f : P[-c[2] - 1][i];\n"
+    "            const float y = c[3] >= 0 ? v[c[3]] : c[3] == -99 ? 0.0f : P[-c[3] - 1][i];\n"
+    "            const float a = sc[k];\n"
+    "            float r = x;\n"
+    "            switch (c[0]) {\n"
+    "            case 0:\n"
+    "                switch (c[1]) {\n"
+    "                case 0: r = x > 0 ? x : 0; break;\n"
+    "                case 1: r = tanh(x); break;\n"
+    "                case 2: r = 1 / (1 + exp(-x)); break;\n"
+    "                case 4: r = -x; break;\n"
+    "                case 12: r = fabs(x); break;\n"
+    "                }\n"
+    "                break;\n"
+    "            case 1: r = c[1] == 0 ? x + y : x * y; break;\n"
+    "            case 2: r = c[1] == 0 ? x + a : x * a; break;\n"
+    "            case 3: r = a == 0 ? 0 : a * x; break;\n"
+    "            case 4: r = a * x + y; break;\n"
+    "            }\n"
+    "            v[k] = r;\n"
+    "            if (c[4] >= 0) P[c[4]][i] = r;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+typedef struct interp {
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k;
+    cl_mem code, sc;
+} interp;
+
+static int param_index(xo_plugin_mem *const *mems, xo_plugin_mem *m)
+{
+    for (int p = 0; p < 4; p++)
+        if (mems[p] == m) return p;
+    return -1;
+}
+
+/* The interpreter's program for `steps` over mems[0..4) (x, z, t, y); 0 on success. */
+static int interp_make(interp *it, const xo_chain_step *steps, xo_plugin_mem *const *mems, size_t n)
+{
+    cl_mem any = (cl_mem)(uintptr_t)mems[0];
+    cl_context ctx = NULL;
+    cl_device_id dev = NULL;
+    cl_int err = clGetMemObjectInfo(any, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS) err = clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL);
+    if (err != CL_SUCCESS) return -1;
+    it->q = clCreateCommandQueue(ctx, dev, 0, &err);
+    if (err != CL_SUCCESS) return -1;
+    const char *src = interp_src;
+    it->prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    if (err != CL_SUCCESS || clBuildProgram(it->prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) return -1;
+    it->k = clCreateKernel(it->prog, "xo_interp", &err);
+    if (err != CL_SUCCESS) return -1;
+    cl_int code[NSTEPS * 5];
+    cl_float sc[NSTEPS];
+    for (int k = 0; k < NSTEPS; k++) {
+        const xo_op_desc *op = &steps[k].op;
+        cl_int *c = code + 5 * k;
+        int xa = 0, ya = -1, out = 1;
+        switch (op->kind) {
+        case XO_OP_UNARY: c[0] = 0; break;
+        case XO_OP_BINARY: c[0] = 1, ya = 1, out = 2; break;
+        case XO_OP_BINARY_SCALAR: c[0] = 2; break;
+        case XO_OP_SCAL: c[0] = 3, out = 0; break;
+        default: c[0] = 4, ya = 1; break; /* AXPY */
+        }
+        c[1] = op->subop;
+        c[2] = steps[k].from[xa] >= 0 ? steps[k].from[xa] : -1 - param_index(mems, op->arg[xa].mem);
+        c[3] = ya < 0 ? -99 : steps[k].from[ya] >= 0 ? steps[k].from[ya] : -1 - param_index(mems, op->arg[ya].mem);
+        c[4] = steps[k].store ? param_index(mems, op->arg[out].mem) : -1;
+        sc[k] = (cl_float)op->alpha;
+    }
+    it->code = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof code, code, &err);
+    if (err != CL_SUCCESS) return -1;
+    it->sc = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof sc, sc, &err);
+    if (err != CL_SUCCESS) return -1;
+    const cl_ulong nn = n;
+    const cl_int ns = NSTEPS;
+    err = clSetKernelArg(it->k, 0, sizeof nn, &nn);
+    err |= clSetKernelArg(it->k, 1, sizeof ns, &ns);
+    err |= clSetKernelArg(it->k, 2, sizeof(cl_mem), &it->code);
+    err |= clSetKernelArg(it->k, 3, sizeof(cl_mem), &it->sc);
+    for (int p = 0; p < 4; p++) {
+        cl_mem m = (cl_mem)(uintptr_t)mems[p];
+        err |= clSetKernelArg(it->k, (cl_uint)(4 + p), sizeof m, &m);
+    }
+    return err == CL_SUCCESS ? 0 : -1;
+}
+
+static int interp_run(interp *it, size_t n)
+{
+    size_t local = 256, global = (n < ((size_t)1 << 20) ? n : (size_t)1 << 20);
+    global = (global + local - 1) / local * local;
+    if (clEnqueueNDRangeKernel(it->q, it->k, 1, NULL, &global, &local, 0, NULL, NULL) != CL_SUCCESS) return -1;
+    return clFinish(it->q) == CL_SUCCESS ? 0 : -1;
+}
+
+static void interp_free(interp *it)
+{
+    if (it->code) clReleaseMemObject(it->code);
+    if (it->sc) clReleaseMemObject(it->sc);
+    if (it->k) clReleaseKernel(it->k);
+    if (it->prog) clReleaseProgram(it->prog);
+    if (it->q) clReleaseCommandQueue(it->q);
+}
+
 int main(int argc, char **argv)
 {
     const size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)1 << 20;
@@ -150,17 +278,26 @@ int main(int argc, char **argv)
             return 1;
         }
 
-    double *us = malloc((size_t)reps * sizeof *us), med[3];
+    xo_plugin_mem *const mems[4] = {x, z, t, y};
+    interp it = {0};
+    if (interp_make(&it, fused, mems, n) != 0) {
+        fprintf(stderr, "the interpreter kernel did not build\n");
+        return 1;
+    }
+    double *us = malloc((size_t)reps * sizeof *us), med[4];
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     if (!us || !want || !got) return 1;
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         for (int rep = -2; rep < reps; rep++) { /* two warm-up runs (CLBlast compiles on first use) */
             double t0 = now_us();
             if (mode == 0)
                 for (int k = 0; k < NSTEPS; k++) CHECK(p->run(st, 0, &fused[k].op, XO_NO_TOKEN));
-            else
+            else if (mode == 3 && interp_run(&it, n) != 0) {
+                fprintf(stderr, "the interpreter kernel failed\n");
+                return 1;
+            } else if (mode < 3)
                 CHECK(r->run(st, 0, mode == 1 ? &cf : &cs, XO_NO_TOKEN));
-            CHECK(p->finish(st, 0));
+            if (mode < 3) CHECK(p->finish(st, 0));
             if (rep >= 0) us[rep] = now_us() - t0;
         }
         qsort(us, (size_t)reps, sizeof *us, cmp_double);
@@ -184,6 +321,8 @@ int main(int argc, char **argv)
     printf("  eager (8 launches)            %10.1f us\n", med[0]);
     printf("  chain (1 kernel, 1 store)     %10.1f us  %.2fx\n", med[1], med[0] / med[1]);
     printf("  chain (1 kernel, 8 stores)    %10.1f us  %.2fx\n", med[2], med[0] / med[2]);
+    printf("  interpreter (1 kernel, 1 store)%9.1f us  %.2fx\n", med[3], med[0] / med[3]);
+    interp_free(&it);
     free(us);
     free(want);
     free(got);
