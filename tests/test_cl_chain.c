@@ -571,6 +571,13 @@ static void test_refused(void **state)
         {XO_OP_UNARY, XO_EXP, {A, B}, {-1, -1}, 1, 0, 0},
         {XO_OP_COPY, 0, {B, A}, {0, -1}, 1, 0, 0},
     };
+    /* step 1 reads B one element past what step 0 stores there (the contract allows only
+     * element-aligned or disjoint) */
+    const tstep skew[] = {
+        {XO_OP_UNARY, XO_EXP, {A, B}, {-1, -1}, 1, 0, 0},
+        {XO_OP_BINARY, XO_ADD, {A, {1, 2}, A}, {-1, -1, -1}, 1, 0, 0},
+    };
+    refuse(skew, 2, N, NULL, "an output overlapping another operand, not aligned");
     refuse(ok, 2, N, edit_inc, "increment 2");
     refuse(ok, 2, N, edit_forward, "from[] names a later step");
     refuse(ok, 2, N, edit_gemm, "a gemm step");

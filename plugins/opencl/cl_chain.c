@@ -82,6 +82,7 @@ typedef struct chain_args {
     int nparams, nscalars;
     cl_mem mem[CHAIN_PARAMS];
     cl_ulong off[CHAIN_PARAMS];
+    unsigned char written[CHAIN_PARAMS], span[CHAIN_PARAMS]; /* span: read or written over n elements */
     double scalar[2 * XO_CHAIN_MAX];
 } chain_args;
 
@@ -108,6 +109,7 @@ static int param_of(chain_args *a, const xo_operand *o)
     if (a->nparams >= CHAIN_PARAMS) return -1;
     a->mem[a->nparams] = m;
     a->off[a->nparams] = o->off;
+    a->written[a->nparams] = a->span[a->nparams] = 0;
     return a->nparams++;
 }
 
@@ -148,16 +150,26 @@ static int analyse(const xo_chain *c, int fp64, chain_args *a)
             }
             int p = param_of(a, &op->arg[i]);
             if (p < 0) return 0;
+            if (!(kind == XO_OP_SCALE_BY && i == 0)) a->span[p] = 1;
             t->src[i] = (unsigned char)(SRC_MEM | p);
         }
         if (t->store) {
             int p = param_of(a, &op->arg[out]);
             if (p < 0) return 0;
+            a->written[p] = a->span[p] = 1;
             t->out = (unsigned char)p;
         }
         if (kinds[kind].nscalars >= 1) a->scalar[a->nscalars++] = op->alpha;
         if (kinds[kind].nscalars >= 2) a->scalar[a->nscalars++] = op->beta;
     }
+    /* The pointers are restrict: what a step stores never overlaps another argument (the
+     * contract says so: element-aligned, which is one argument, or disjoint). Checked. */
+    for (int p = 0; p < a->nparams; p++)
+        for (int q = 0; a->written[p] && q < a->nparams; q++) {
+            const cl_ulong qn = a->span[q] ? c->n : 1;
+            if (q != p && a->mem[q] == a->mem[p] && a->off[q] < a->off[p] + c->n && a->off[p] < a->off[q] + qn)
+                return 0;
+        }
     /* scale_by's factor is read by every work-item: no step may store over it. */
     for (int k = 0; k < c->nsteps; k++) {
         if (c->steps[k].op.kind != XO_OP_SCALE_BY) continue;
