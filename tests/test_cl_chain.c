@@ -554,6 +554,7 @@ static void edit_forward(xo_chain_step *cs) { cs[0].from[0] = 1; }
 static void edit_gemm(xo_chain_step *cs) { cs[1].op.kind = XO_OP_GEMM; }
 static void edit_subop(xo_chain_step *cs) { cs[0].op.subop = XO_UNARY_OP_COUNT; }
 static void edit_n(xo_chain_step *cs) { cs[1].op.n = 5; }
+static void edit_no_from(xo_chain_step *cs) { cs[1].from[0] = -1; }
 
 static void test_refused(void **state)
 {
@@ -583,6 +584,7 @@ static void test_refused(void **state)
     refuse(ok, 2, N, edit_gemm, "a gemm step");
     refuse(ok, 2, N, edit_subop, "sub-op out of range");
     refuse(ok, 2, N, edit_n, "steps of different n");
+    refuse(ok, 2, N, edit_no_from, "memory an earlier step writes read without from[]");
     if (!g_fp64) {
         g_dt = XO_F64;
         refuse(ok, 2, N, NULL, "double without fp64");

@@ -148,6 +148,11 @@ static int analyse(const xo_chain *c, int fp64, chain_args *a)
                 t->src[i] = (unsigned char)from;
                 continue;
             }
+            /* memory an earlier step writes is read through from[] (the contract) */
+            for (int j = 0; j < k; j++) {
+                const xo_operand *o = &c->steps[j].op.arg[op_map[c->steps[j].op.kind].out];
+                if (o->mem == op->arg[i].mem && o->off == op->arg[i].off) return 0;
+            }
             int p = param_of(a, &op->arg[i]);
             if (p < 0) return 0;
             if (!(kind == XO_OP_SCALE_BY && i == 0)) a->span[p] = 1;
