@@ -40,7 +40,8 @@ set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_R
 # The "xo_chain" extra (plans' fused element-wise chains): random chains of every step kind
 # as one generated kernel against a step-by-step reference, the compile fault, the kernel
 # caches; through the plugin's vtable. And the same program under Oclgrind.
-xo_add_test(test_cl_chain SOURCES test_cl_chain.c LIBS xo_testutil m LABELS opencl ENV XO_CALIBRATE=off)
+xo_add_test(test_cl_chain SOURCES test_cl_chain.c LIBS xo_testutil m Threads::Threads LABELS opencl
+            ENV XO_CALIBRATE=off)
 target_include_directories(test_cl_chain PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)
 add_test(NAME oclgrind_chain
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_chain> xo_chain

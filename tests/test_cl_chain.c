@@ -10,7 +10,8 @@
  *     read does not survive) and bit-exact copy and fill;
  *   - the "compile" fault: supports() == -1 once, the failure remembered, run() refused;
  *     another context then builds the shape, a third loads it from the disk cache;
- *   - shapes the plugin must refuse (supports() == 0, run() an error, nothing built).
+ *   - shapes the plugin must refuse (supports() == 0, run() an error, nothing built);
+ *   - four threads asking for one new shape at once: one build, every answer 1.
  * Few distinct shapes (each is a compile on PoCL); small n, so it also runs under Oclgrind
  * (tests/oclgrind.sh). Usage: test_cl_chain [ignored]. */
 #include "cl_testing.h"
@@ -19,6 +20,7 @@
 #include <crossover/plugin.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,6 +593,47 @@ static void test_refused(void **state)
     }
 }
 
+/* ---- four threads, one new shape ------------------------------------------------------ */
+
+enum { NTHREADS = 4 };
+static pthread_barrier_t g_barrier;
+static const xo_chain *g_shared_chain;
+
+static void *ask(void *arg)
+{
+    pthread_barrier_wait(&g_barrier);
+    *(int *)arg = g_run->supports(g_st, 0, g_shared_chain);
+    return NULL;
+}
+
+static void test_concurrent_build(void **state)
+{
+    (void)state;
+    g_dt = XO_F32;
+    enum { N = 29 };
+    const loc A = {0, 1}, B = {1, 1};
+    const tstep t[] = { /* used nowhere else */
+        {XO_OP_UNARY, XO_SQUARE, {A, B}, {-1, -1}, 0, 0, 0},
+        {XO_OP_BINARY, XO_SUB, {B, A, A}, {0, -1, -1}, 1, 0, 0},
+    };
+    xo_chain_step cs[2];
+    xo_chain c;
+    alloc_all(g_st, N);
+    to_chain(t, 2, N, cs, &c);
+    g_shared_chain = &c;
+    const uint64_t before = builds();
+    pthread_t th[NTHREADS];
+    int got[NTHREADS];
+    assert_int_equal(pthread_barrier_init(&g_barrier, NULL, NTHREADS), 0);
+    for (int i = 0; i < NTHREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, ask, &got[i]), 0);
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&g_barrier);
+    for (int i = 0; i < NTHREADS; i++) assert_int_equal(got[i], 1);
+    assert_int_equal(builds(), before + 1);
+    fresh_data(17);
+    run_and_check(t, 2, N, "concurrent shape");
+}
+
 static void test_descriptor(void **state)
 {
     (void)state;
@@ -630,6 +673,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_descriptor),   cmocka_unit_test(test_random_float),
         cmocka_unit_test(test_random_double), cmocka_unit_test(test_rules_and_bits),
         cmocka_unit_test(test_fault_and_cache), cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_concurrent_build),
     };
     int failed = cmocka_run_group_tests_name("opencl chains", tests, NULL, NULL);
     free_all();

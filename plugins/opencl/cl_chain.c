@@ -440,25 +440,17 @@ void xo__cl_chains_release(xo__cl_device *d)
 
 /* ---- the runner ---------------------------------------------------------------------- */
 
-static int chain_supports(void *state, int dev, const xo_chain *chain)
+int xo__cl_chain_supports(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain)
 {
-    xo__cl_state *st = state;
-    if (!st || dev < 0 || dev >= st->ndev || !chain) return 0;
-    if (xo__cl_lost(st)) return -1;
-    xo__cl_device *d = &st->dev[dev];
     chain_args a;
     if (!analyse(chain, d->info.fp64, &a)) return 0;
     const chain_entry *e = entry_of(st, d, &a);
     return e && e->kernel ? 1 : -1; /* -1: its kernel failed to build here */
 }
 
-static xo_status chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
+xo_status xo__cl_chain_run(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain, uint64_t token)
 {
-    xo__cl_state *st = state;
-    if (!st || dev < 0 || dev >= st->ndev || !chain) return XO_ERR_INVALID_ARGUMENT;
-    if (xo__cl_lost(st)) return xo__cl_lost_fail(st);
     const xo_plugin_host *h = st->host;
-    xo__cl_device *d = &st->dev[dev];
     chain_args a;
     if (!analyse(chain, d->info.fp64, &a))
         return h->set_error(XO_ERR_UNSUPPORTED, "opencl: %s: this chain of %d steps does not run as one kernel",
@@ -498,8 +490,3 @@ static xo_status chain_run(void *state, int dev, const xo_chain *chain, uint64_t
     if (err != CL_SUCCESS) return xo__cl_fail(h, call, err);
     return XO_OK;
 }
-
-const xo_chain_runner xo__cl_chain_runner = {
-    .supports = chain_supports,
-    .run = chain_run,
-};

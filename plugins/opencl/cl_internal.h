@@ -208,8 +208,10 @@ void xo__cl_count_build_failure(void);
 const char *xo__cl_formulas_text(size_t *len, uint64_t *hash);
 
 /* ---- cl_chain.c ----------------------------------------------------------------- */
-/* The plugin's "xo_chain" extra (crossover/plugin.h). */
-extern const xo_chain_runner xo__cl_chain_runner;
+/* The "xo_chain" extra's supports and run (crossover/plugin.h) on device d, which the
+ * plugin (cl_plugin.c) has checked. */
+int xo__cl_chain_supports(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain);
+xo_status xo__cl_chain_run(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain, uint64_t token);
 /* Release d's generated chain kernels (d->build_lock not needed: no other user left). */
 void xo__cl_chains_release(xo__cl_device *d);
 

@@ -258,7 +258,6 @@ void xo__cl_kernels_release(xo__cl_device *d)
         }
     if (d->partials) clReleaseMemObject(d->partials);
     d->partials = NULL;
-    xo__cl_chains_release(d);
 }
 
 /* ---- launches ------------------------------------------------------------------ */
