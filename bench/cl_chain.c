@@ -7,7 +7,8 @@
  *   interp      the alternative the plans issue names: one small interpreter kernel that
  *               walks the steps (opcode, sub-op, operand sources) per element, written
  *               here against OpenCL directly (only the kinds and sub-ops used below)
- * Each: REPS runs, each ended by finish(); the median per run in microseconds. The ops:
+ * Each: REPS runs, each ended by finish(), the four taking turns; the median per run in
+ * microseconds. The ops:
  *   t = x * 1.5; t = tanh(t); t = t + z; t = relu(t); t += 0.5 x; t = t * z; t *= 0.9; y = sigmoid(t)
  * or, with "cheap" (memory-bound: no transcendental), abs in place of tanh and neg in place
  * of sigmoid. Usage: xo_cl_chain [N [REPS [cheap]]]. */
@@ -284,11 +285,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "the interpreter kernel did not build\n");
         return 1;
     }
-    double *us = malloc((size_t)reps * sizeof *us), med[4];
+    double *us = malloc(4 * (size_t)reps * sizeof *us), med[4];
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     if (!us || !want || !got) return 1;
-    for (int mode = 0; mode < 4; mode++) {
-        for (int rep = -2; rep < reps; rep++) { /* two warm-up runs (CLBlast compiles on first use) */
+    /* The modes take turns within each round, so a machine loaded by other jobs slows
+     * them alike; two warm-up rounds first (CLBlast compiles on first use). */
+    for (int rep = -2; rep < reps; rep++)
+        for (int mode = 0; mode < 4; mode++) {
             double t0 = now_us();
             if (mode == 0)
                 for (int k = 0; k < NSTEPS; k++) CHECK(p->run(st, 0, &fused[k].op, XO_NO_TOKEN));
@@ -298,14 +301,11 @@ int main(int argc, char **argv)
             } else if (mode < 3)
                 CHECK(r->run(st, 0, mode == 1 ? &cf : &cs, XO_NO_TOKEN));
             if (mode < 3) CHECK(p->finish(st, 0));
-            if (rep >= 0) us[rep] = now_us() - t0;
-        }
-        qsort(us, (size_t)reps, sizeof *us, cmp_double);
-        med[mode] = us[reps / 2];
-        CHECK(p->download(st, 0, y, 0, mode == 0 ? want : got, n * sizeof(float)));
-        if (mode > 0) {
+            if (rep >= 0) us[mode * reps + rep] = now_us() - t0;
+            if (rep != -1) continue;
+            CHECK(p->download(st, 0, y, 0, mode == 0 ? want : got, n * sizeof(float)));
             double worst = 0;
-            for (size_t i = 0; i < n; i++) {
+            for (size_t i = 0; mode > 0 && i < n; i++) {
                 double d = got[i] - want[i];
                 if (d < 0) d = -d;
                 if (d > worst) worst = d;
@@ -315,6 +315,9 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+    for (int mode = 0; mode < 4; mode++) {
+        qsort(us + mode * reps, (size_t)reps, sizeof *us, cmp_double);
+        med[mode] = us[mode * reps + reps / 2];
     }
     printf("%s: 8 element-wise ops (%s) over %zu floats, median of %d runs\n", info.name,
            cheap ? "no transcendental" : "tanh and sigmoid among them", n, reps);
