@@ -3,12 +3,13 @@
 # access (docs/opencl.md "Implementations tested"): runs PROGRAM (test_cl_kernels) on
 # Oclgrind alone, registered through an .icd file in a scratch folder (OCL_ICD_VENDORS),
 # with its data-race and API-error checks on. Fails on any error Oclgrind reports, on
-# the program failing, and on a kernel of KERNEL_DIR's .cl files that did not run.
+# the program failing, and on a kernel of KERNEL_DIR's .cl files that did not run
+# (KERNELS instead of a folder: those kernel names, e.g. the generated xo_chain).
 # Not --uninitialized (OCLGRIND_UNINITIALIZED): it reports false positives after
 # clEnqueueFillBuffer and when buffer ids are reused. OCLGRIND_MAX_WGSIZE keeps the
 # simulated work groups small (CLBlast is not run here: it needs larger ones).
 #
-# Usage: tests/oclgrind.sh PROGRAM KERNEL_DIR WORK_DIR
+# Usage: tests/oclgrind.sh PROGRAM KERNEL_DIR|"KERNEL..." WORK_DIR
 # Exit 77 (skipped) where Oclgrind is not installed (Debian: apt-get install oclgrind;
 # XO_OCLGRIND_ICD may name its liboclgrind-rt-icd.so elsewhere).
 set -uo pipefail
@@ -59,8 +60,12 @@ if grep -q '^Oclgrind - ' "$work/out.txt"; then
   bad=1
 fi
 ran=$(sed -n "s/^Instructions executed for kernel '\([A-Za-z0-9_]*\)':.*/\1/p" "$work/out.txt" | sort -u)
-all=$(cat "$kernels"/*.cl | sed -n 's/.*__kernel[[:space:]]\{1,\}void[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/\1/p' | sort -u)
-[[ -n $all ]] || { echo "oclgrind: FAIL: no __kernel found in $kernels/*.cl" >&2; bad=1; }
+if [[ -d $kernels ]]; then
+  all=$(cat "$kernels"/*.cl | sed -n 's/.*__kernel[[:space:]]\{1,\}void[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/\1/p' | sort -u)
+else
+  all=$(tr ' ' '\n' <<< "$kernels" | grep . | sort -u)
+fi
+[[ -n $all ]] || { echo "oclgrind: FAIL: no __kernel found in $kernels" >&2; bad=1; }
 missing=$(comm -23 <(echo "$all") <(echo "$ran"))
 if [[ -n $missing ]]; then
   echo "oclgrind: FAIL: kernels that did not run (add a call to $(basename "$prog")):" $missing >&2

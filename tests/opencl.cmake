@@ -37,17 +37,27 @@ add_test(NAME oclgrind_kernels
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_kernels>
           ${PROJECT_SOURCE_DIR}/kernels_cl ${CMAKE_CURRENT_BINARY_DIR}/oclgrind)
 set_tests_properties(oclgrind_kernels PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# The "xo_chain" extra (plans' fused element-wise chains): random chains of every step kind
+# as one generated kernel against a step-by-step reference, the compile fault, the kernel
+# caches; through the plugin's vtable. And the same program under Oclgrind.
+xo_add_test(test_cl_chain SOURCES test_cl_chain.c LIBS xo_testutil m Threads::Threads LABELS opencl
+            ENV XO_CALIBRATE=off)
+target_include_directories(test_cl_chain PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)
+add_test(NAME oclgrind_chain
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/oclgrind.sh $<TARGET_FILE:test_cl_chain> xo_chain
+          ${CMAKE_CURRENT_BINARY_DIR}/oclgrind_chain)
+set_tests_properties(oclgrind_chain PROPERTIES LABELS "oclgrind;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600)
 # Those runtimes' own leaks, in a sanitizer build (tests/lsan.supp).
 set(_xo_lsan "")
 if(XO_SANITIZE MATCHES "address|leak")
   set(_xo_lsan "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
-  set_tests_properties(oclgrind_kernels PROPERTIES ENVIRONMENT "${_xo_lsan}")
+  set_tests_properties(oclgrind_kernels oclgrind_chain PROPERTIES ENVIRONMENT "${_xo_lsan}")
 endif()
 
 # A second vendor: the OpenCL conformance suite and the own kernels on Intel's OpenCL CPU
 # runtime (PyPI intel-opencl-rt, installed by .ci/deps), the only platform the programs
 # see there. Skipped (77) where the runtime is not installed.
-foreach(_xo_t IN ITEMS conformance cl_kernels)
+foreach(_xo_t IN ITEMS conformance cl_kernels cl_chain)
   add_test(NAME intel_ocl_${_xo_t}
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/intel_ocl.sh ${CMAKE_CURRENT_BINARY_DIR}/intel-ocl/${_xo_t}
             $<TARGET_FILE:test_${_xo_t}>)

@@ -230,6 +230,7 @@ static void device_detach(xo__cl_device *d)
     pthread_mutex_lock(&d->lock);
     xo__cl_events_release_locked(d);
     xo__cl_kernels_release(d);
+    xo__cl_chains_release(d);
     pthread_mutex_unlock(&d->lock);
     pthread_mutex_destroy(&d->lock);
     pthread_mutex_destroy(&d->build_lock);

@@ -8,6 +8,7 @@
  *   cl_kernels.c  our kernels_cl/NAME.cl programs: lazy build, the generic launch
  *   cl_launch.c   each op's kernel launch, gemm_bias_act (CLBlast + epilogue)
  *   cl_warm.c     a CLBlast routine's first use on a device, compiled outside its lock
+ *   cl_chain.c    the "xo_chain" extra: a kernel generated per chain shape, cached
  *   cl_cache.c    compiled program binaries on disk
  *   cl_events.c   per-device event bookkeeping: op timings, staging buffers
  *   cl_status.c   every cl_int / CLBlastStatusCode -> name and xo_status
@@ -102,6 +103,7 @@ typedef struct xo__cl_device {
     int prog_state[XO_CL_PROG_COUNT][2]; /* [prog][dtype]: 0 not tried, 1 built, -1 failed */
     cl_program prog[XO_CL_PROG_COUNT][2];
     cl_kernel kernel[XO_CL_K_COUNT][2];
+    _Atomic(struct xo__cl_chains *) chains; /* cl_chain.c: generated kernels by chain shape (NULL: none yet) */
     cl_mem partials; /* reduce/nrm2 pass-1 results: 3 * XO_CL_REDUCE_LOCAL doubles */
     xo__cl_timing ring[XO_CL_RING];
     int ring_head, ring_count;
@@ -194,6 +196,24 @@ typedef cl_int (*xo__cl_launch_fn)(xo__cl_device *d, const xo_op_desc *op, cl_ev
 xo_status xo__cl_run_kernel(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
                             xo__cl_launch_fn launch, xo__cl_prog_id prog);
 void xo__cl_kernels_release(xo__cl_device *d);
+/* Build a program from `ntext` source pieces with `opts` on d: first the core's fault hook
+ * ("compile"), then the on-disk cache under `key` (the full text naming device, driver,
+ * options and source), then the source (stored in the cache). `what` names the program
+ * in logs ("program 'elementwise' (float)"). NULL on failure: logged and counted. */
+cl_program xo__cl_program_build(xo__cl_state *st, xo__cl_device *d, const char *what, const char *key,
+                                int ntext, const char *const *text, const size_t *len, const char *opts);
+/* Count a build that failed after xo__cl_program_build (its kernel could not be made). */
+void xo__cl_count_build_failure(void);
+/* The embedded plugins/common/xo_formulas.h: its text (NULL if missing), length and hash. */
+const char *xo__cl_formulas_text(size_t *len, uint64_t *hash);
+
+/* ---- cl_chain.c ----------------------------------------------------------------- */
+/* The "xo_chain" extra's supports and run (crossover/plugin.h) on device d, which the
+ * plugin (cl_plugin.c) has checked. */
+int xo__cl_chain_supports(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain);
+xo_status xo__cl_chain_run(xo__cl_state *st, xo__cl_device *d, const xo_chain *chain, uint64_t token);
+/* Release d's generated chain kernels (d->build_lock not needed: no other user left). */
+void xo__cl_chains_release(xo__cl_device *d);
 
 /* One kernel argument: clSetKernelArg's size and value (NULL value: local memory). */
 typedef struct xo__cl_arg {

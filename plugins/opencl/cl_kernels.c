@@ -6,7 +6,8 @@
  * program that fails makes its ops ineligible on that device: logged once at warn, the
  * build log at debug. Builds hold the device's build lock (uploads and other launches go
  * on meanwhile); launches hold the device lock because a cl_kernel's arguments are
- * shared state. */
+ * shared state. xo__cl_program_build is also the way the generated chain kernels
+ * (cl_chain.c) are built and cached. */
 #include "cl_internal.h"
 #include "xo_cl_embedded.h"
 
@@ -64,12 +65,21 @@ static const xo__cl_source *find_source(const char *name)
     return NULL;
 }
 
-static void log_build_failure(xo__cl_state *st, xo__cl_device *d, cl_program prog, const char *what,
-                              const char *src_name, xo_dtype dt, cl_int err)
+const char *xo__cl_formulas_text(size_t *len, uint64_t *hash)
+{
+    const xo__cl_source *f = find_source("xo_formulas");
+    if (!f) return NULL;
+    *len = f->size;
+    *hash = f->hash;
+    return (const char *)f->data;
+}
+
+static void log_build_failure(xo__cl_state *st, xo__cl_device *d, cl_program prog, const char *call,
+                              const char *what, cl_int err)
 {
     const xo_plugin_host *h = st->host;
-    h->log(XO_LOG_WARN, "opencl: %s: program '%s' (%s) failed (%s: %s); its ops run elsewhere",
-           d->info.name, src_name, dtype_names[dt], what, xo__cl_error_name(err));
+    h->log(XO_LOG_WARN, "opencl: %s: %s failed (%s: %s); its ops run elsewhere", d->info.name, what, call,
+           xo__cl_error_name(err));
     if (!prog) return;
     size_t len = 0;
     if (clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS || len == 0)
@@ -78,8 +88,7 @@ static void log_build_failure(xo__cl_state *st, xo__cl_device *d, cl_program pro
     if (!log) return;
     if (clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS) {
         log[len] = '\0';
-        h->log(XO_LOG_DEBUG, "opencl: build log of '%s' (%s) on %s:\n%s", src_name, dtype_names[dt],
-               d->info.name, log);
+        h->log(XO_LOG_DEBUG, "opencl: build log of %s on %s:\n%s", what, d->info.name, log);
     }
     free(log);
 }
@@ -100,8 +109,7 @@ static cl_program build_from_binary(xo__cl_device *d, const unsigned char *bin, 
     return p;
 }
 
-static void store_binary(xo__cl_state *st, xo__cl_device *d, cl_program p, const char *path,
-                         const char *key)
+static void store_binary(xo__cl_state *st, cl_program p, const char *path, const char *key)
 {
     size_t size = 0;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0)
@@ -114,41 +122,23 @@ static void store_binary(xo__cl_state *st, xo__cl_device *d, cl_program p, const
         atomic_fetch_add(&n_writes, 1);
     }
     free(bin);
-    (void)d;
 }
 
-/* Build program `pid` in `dt` on `d`; d->build_lock held. Returns 1 if built. */
-static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, xo_dtype dt)
+cl_program xo__cl_program_build(xo__cl_state *st, xo__cl_device *d, const char *what, const char *key,
+                                int ntext, const char *const *text, const size_t *len, const char *opts)
 {
     const xo_plugin_host *h = st->host;
-    const char *src_name = program_sources[pid];
-    const char *opts = build_options[dt];
-    const xo__cl_source *src = find_source(src_name), *formulas = find_source("xo_formulas");
     cl_program p = NULL;
     cl_int err = CL_SUCCESS;
 
-    if (!src || !formulas) {
-        h->log(XO_LOG_WARN, "opencl: kernel source '%s' is not embedded", src_name);
-        atomic_fetch_add(&n_failures, 1);
-        return 0;
-    }
     if (h->fault(h, "compile")) {
-        h->log(XO_LOG_WARN, "opencl: %s: program '%s' (%s): injected compile fault; its ops run elsewhere",
-               d->info.name, src_name, dtype_names[dt]);
+        h->log(XO_LOG_WARN, "opencl: %s: %s: injected compile fault; its ops run elsewhere", d->info.name, what);
         atomic_fetch_add(&n_failures, 1);
-        return 0;
+        return NULL;
     }
 
-    char key[1024], path[PATH_MAX];
-    snprintf(key, sizeof key,
-             "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
-             "options=%s\nsource=%s:%016llx:%zu\nprefix=%016llx:%016llx\n",
-             d->platform_version, d->info.name, d->info.vendor, d->info.driver, opts, src_name,
-             (unsigned long long)src->hash, src->size,
-             (unsigned long long)xo__cl_fnv1a(maps_prefix, sizeof maps_prefix - 1, XO_CL_FNV_BASIS),
-             (unsigned long long)formulas->hash);
+    char path[PATH_MAX];
     int cached = xo__cl_cache_path(h, key, path, sizeof path);
-
     if (cached) {
         unsigned char *bin = NULL;
         size_t size = 0;
@@ -158,9 +148,10 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         free(bin);
         if (p) {
             atomic_fetch_add(&n_hits, 1);
-            h->log(XO_LOG_DEBUG, "opencl: %s: program '%s' (%s) loaded from %s", d->info.name, src_name,
-                   dtype_names[dt], path);
-        } else if (r < 0) {
+            h->log(XO_LOG_DEBUG, "opencl: %s: %s loaded from %s", d->info.name, what, path);
+            return p;
+        }
+        if (r < 0) {
             atomic_fetch_add(&n_rejected, 1);
             h->log(XO_LOG_WARN, "opencl: kernel cache entry %s is damaged (%s); rebuilding", path, why);
         } else if (r == 1) {
@@ -169,33 +160,60 @@ static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, 
         }
     }
 
-    if (!p) {
-        const char *text[3] = {maps_prefix, (const char *)formulas->data, (const char *)src->data};
-        size_t len[3] = {sizeof maps_prefix - 1, formulas->size, src->size};
-        p = clCreateProgramWithSource(d->ctx, 3, text, len, &err);
-        if (err != CL_SUCCESS) {
-            log_build_failure(st, d, NULL, "clCreateProgramWithSource", src_name, dt, err);
-            atomic_fetch_add(&n_failures, 1);
-            return 0;
-        }
-        err = clBuildProgram(p, 1, &d->id, opts, NULL, NULL);
-        if (err != CL_SUCCESS) {
-            log_build_failure(st, d, p, "clBuildProgram", src_name, dt, err);
-            clReleaseProgram(p);
-            atomic_fetch_add(&n_failures, 1);
-            return 0;
-        }
-        atomic_fetch_add(&n_source, 1);
-        h->log(XO_LOG_DEBUG, "opencl: %s: program '%s' (%s) built from source", d->info.name, src_name,
-               dtype_names[dt]);
-        if (cached) store_binary(st, d, p, path, key);
+    p = clCreateProgramWithSource(d->ctx, (cl_uint)ntext, (const char **)text, len, &err);
+    if (err != CL_SUCCESS) {
+        log_build_failure(st, d, NULL, "clCreateProgramWithSource", what, err);
+        atomic_fetch_add(&n_failures, 1);
+        return NULL;
     }
+    err = clBuildProgram(p, 1, &d->id, opts, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        log_build_failure(st, d, p, "clBuildProgram", what, err);
+        clReleaseProgram(p);
+        atomic_fetch_add(&n_failures, 1);
+        return NULL;
+    }
+    atomic_fetch_add(&n_source, 1);
+    h->log(XO_LOG_DEBUG, "opencl: %s: %s built from source", d->info.name, what);
+    if (cached) store_binary(st, p, path, key);
+    return p;
+}
+
+void xo__cl_count_build_failure(void) { atomic_fetch_add(&n_failures, 1); }
+
+/* Build program `pid` in `dt` on `d`; d->build_lock held. Returns 1 if built. */
+static int build_locked(xo__cl_state *st, xo__cl_device *d, xo__cl_prog_id pid, xo_dtype dt)
+{
+    const xo_plugin_host *h = st->host;
+    const char *src_name = program_sources[pid];
+    const char *opts = build_options[dt];
+    const xo__cl_source *src = find_source(src_name), *formulas = find_source("xo_formulas");
+    cl_int err = CL_SUCCESS;
+
+    if (!src || !formulas) {
+        h->log(XO_LOG_WARN, "opencl: kernel source '%s' is not embedded", src_name);
+        atomic_fetch_add(&n_failures, 1);
+        return 0;
+    }
+    char key[1024], what[96];
+    snprintf(what, sizeof what, "program '%s' (%s)", src_name, dtype_names[dt]);
+    snprintf(key, sizeof key,
+             "crossover OpenCL program v1\nplatform=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"
+             "options=%s\nsource=%s:%016llx:%zu\nprefix=%016llx:%016llx\n",
+             d->platform_version, d->info.name, d->info.vendor, d->info.driver, opts, src_name,
+             (unsigned long long)src->hash, src->size,
+             (unsigned long long)xo__cl_fnv1a(maps_prefix, sizeof maps_prefix - 1, XO_CL_FNV_BASIS),
+             (unsigned long long)formulas->hash);
+    const char *text[3] = {maps_prefix, (const char *)formulas->data, (const char *)src->data};
+    size_t len[3] = {sizeof maps_prefix - 1, formulas->size, src->size};
+    cl_program p = xo__cl_program_build(st, d, what, key, 3, text, len, opts);
+    if (!p) return 0;
 
     for (int k = 0; k < XO_CL_K_COUNT; k++) {
         if (kernels[k].prog != pid) continue;
         d->kernel[k][dt] = clCreateKernel(p, kernels[k].name, &err);
         if (err != CL_SUCCESS) {
-            log_build_failure(st, d, NULL, kernels[k].name, src_name, dt, err);
+            log_build_failure(st, d, NULL, kernels[k].name, what, err);
             for (int j = 0; j < k; j++) {
                 if (kernels[j].prog != pid) continue;
                 clReleaseKernel(d->kernel[j][dt]);

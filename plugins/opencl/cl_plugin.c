@@ -4,6 +4,7 @@
 #include "cl_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void vt_shutdown(void *state)
 {
@@ -108,6 +109,31 @@ static xo_status vt_download(void *state, int dev, xo_plugin_mem *src, size_t sr
     return xo__cl_download(state, dev, src, src_off, dst, bytes);
 }
 
+/* The "xo_chain" extra: element-wise chains as one generated kernel (cl_chain.c). */
+static int vt_chain_supports(void *state, int dev, const xo_chain *chain)
+{
+    xo__cl_state *st = state;
+    if (!st || dev < 0 || dev >= st->ndev || !chain) return 0;
+    if (xo__cl_lost(st)) return -1;
+    return xo__cl_chain_supports(st, &st->dev[dev], chain);
+}
+
+static xo_status vt_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
+{
+    xo__cl_state *st = state;
+    if (!st || dev < 0 || dev >= st->ndev || !chain) return XO_ERR_INVALID_ARGUMENT;
+    if (xo__cl_lost(st)) return xo__cl_lost_fail(st);
+    return xo__cl_chain_run(st, &st->dev[dev], chain, token);
+}
+
+static const xo_chain_runner cl_chain_runner = {.supports = vt_chain_supports, .run = vt_chain_run};
+
+static const void *vt_get_proc_address(const char *name)
+{
+    if (name && strcmp(name, "xo_chain") == 0) return &cl_chain_runner;
+    return NULL;
+}
+
 static const xo_plugin cl_plugin = {
     .api_version = XO_PLUGIN_API_VERSION,
     .name = "opencl",
@@ -123,6 +149,7 @@ static const xo_plugin cl_plugin = {
     .run = vt_run,
     .finish = vt_finish,
     .drain_timings = vt_drain_timings,
+    .get_proc_address = vt_get_proc_address,
 };
 
 const xo_plugin *xo_plugin_opencl(void);
