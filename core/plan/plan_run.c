@@ -139,6 +139,47 @@ static int group_ready(const xo_plan *p, int head)
     return 1;
 }
 
+/* A fused group: its chain on its device in one call (on the CPU, with its operands
+ * current there, straight to the plugin, as run_op's fast path). If that fails, nothing
+ * was written: each op completes elsewhere, as run_op's fall_back does (on the CPU, each
+ * op is first tried there alone). */
+static xo_status run_group(xo_plan *p, int head, int stat_slot, int fast)
+{
+    xo__step *s = &p->steps[head];
+    xo__plan_chain *c = &p->chains[s->chain];
+    xo_context *ctx = p->ctx;
+    xo_status st;
+    if (fast && c->dev == 0 && group_ready(p, head)) {
+        const xo__device *dev = &ctx->dev[0];
+        uint64_t t0 = xo__ticks();
+        st = dev->chain->run(dev->pstate, dev->pdev, &c->chain, 0);
+        if (st == XO_OK) {
+            uint64_t ticks = xo__ticks() - t0; /* the group's time, on its first op */
+            for (int k = 0; k < s->fused; k++)
+                xo__record_ran(ctx, stat_slot, 0, c->ops[k]->buf, c->ops[k]->desc.narg, c->ops[k]->writes, 0,
+                               k ? 0 : ticks + !ticks);
+            return XO_OK;
+        }
+    } else {
+        st = xo__run_chain(ctx, c->dev, c->ops, c->steps, &c->chain, stat_slot);
+        if (st == XO_OK) {
+            if (c->dev != 0 && ctx->dev[c->dev].async) {
+                double us = 0;
+                for (int k = 0; k < s->fused; k++)
+                    us += s[k].pred_us;
+                xo__queue_add(ctx, c->dev, us);
+            }
+            return XO_OK;
+        }
+    }
+    for (int k = 0; k < s->fused; k++) {
+        s[k].op.stat_slot = stat_slot;
+        /* On the CPU the ops alone may still run there (a chain's temporaries did not fit). */
+        XO_RETURN_IF_ERROR(c->dev == 0 ? run_op(p, &s[k], fast) : fall_back(p, &s[k], c->dev));
+    }
+    return XO_OK;
+}
+
 static int capturing(const xo_context *ctx)
 {
     for (const xo_plan *c = xo__capturing; c; c = c->next_capture)
@@ -174,8 +215,8 @@ xo_status xo_plan_run(xo_plan *p)
         case XO_STEP_OP:
             if (s->fused < 0)
                 break; /* its group ran it */
-            if (s->fused > 0 && !eager && fast && group_ready(p, i)) {
-                st = xo__plan_run_fused(p, i, stat_slot);
+            if (s->fused > 0 && !eager) {
+                st = run_group(p, i, stat_slot, fast);
                 break;
             }
             for (int k = 0; k < (s->fused > 0 ? s->fused : 1) && st == XO_OK; k++) {
@@ -260,7 +301,12 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
             PUT("+%s", s[k].op.fn + 3);
             us += s[k].pred_us;
         }
-        PUT(" %s on %d (%s), %.2f us\n", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
+        PUT(" %s on %d (%s), %.2f us", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
+        const xo__plan_chain *c = s->fused > 0 ? &p->chains[s->chain] : NULL;
+        for (int k = 0, n = 0; c && k < s->fused; k++)
+            if (!c->steps[k].store)
+                PUT("%s%s (call %d)", n++ ? ", " : "; not stored: ", s[k].op.fn + 3, i + k + 1);
+        PUT("\n");
     }
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);

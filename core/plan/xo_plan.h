@@ -20,8 +20,10 @@ typedef struct xo__step {
     xo__step_kind kind;
     int dev;           /* ops: the device the plan runs it on */
     int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
-    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2), block by
-                        * block; -1: run by the group before it; 0: not fused (plan_fuse.c) */
+    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2) as one
+                        * chain (xo__plan_chain `chain`); -1: run by the group before it; 0: not
+                        * fused (plan_fuse.c) */
+    int chain;         /* the first of a fused group: its index in the plan's chains */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
     double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
@@ -31,6 +33,18 @@ typedef struct xo__step {
     size_t offset, bytes;
     xo__op op;         /* ops: as validated, host pointers filled in */
 } xo__step;
+
+/* A fused group (plan_fuse.c): consecutive recorded ops that run as one xo_chain through
+ * their device's chain runner. Built at capture end; a run only fills in where each
+ * operand is on the device. */
+typedef struct xo__plan_chain {
+    xo_chain chain;       /* .steps = steps */
+    xo_chain_step *steps; /* [chain.nsteps]: the ops, from[] and store */
+    xo__op **ops;         /* [chain.nsteps]: the recorded ops themselves */
+    int head;             /* index of the first in the plan's steps */
+    int dev;
+    int nfused_away;      /* results not stored (store = 0) */
+} xo__plan_chain;
 
 /* A buffer the plan uses. b is NULL once it was destroyed. */
 typedef struct xo__plan_buf {
@@ -48,6 +62,8 @@ struct xo_plan {
     xo__step *steps;
     int nsteps, step_cap, nops;
     int nfused;            /* ops in fused groups */
+    xo__plan_chain *chains; /* the fused groups [nchains] */
+    int nchains;
     xo__plan_buf *bufs;    /* grown under the links' lock (destroy marks entries) */
     int nbufs, buf_cap;
     int *hash;             /* buffer -> index (open addressing, -1: empty) */
@@ -82,10 +98,10 @@ void xo__plan_gone_name(xo_plan *p, char *out, size_t cap);
 /* Unlink from buffers and free (no run may be in progress). */
 void xo__plan_free(xo_plan *p);
 
-/* After placement: chains of element-wise CPU ops over the same elements that run as one
- * pass over cache-sized blocks (plan_fuse.c); running one such group. */
+/* After placement: chains of element-wise ops over the same elements, on a device whose
+ * plugin runs them as one pass (the "xo_chain" extra), become fused groups (plan_fuse.c;
+ * xo__plan_free frees them). */
 void xo__plan_fuse(xo_plan *p);
-xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
 /* Steps of the plan: ops, a fused group counting once. */
 int xo__plan_nsteps(const xo_plan *p);
 /* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
