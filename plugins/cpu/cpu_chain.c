@@ -14,12 +14,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* Elements per block: every live operand of a block stays in L1/L2 while the steps run. */
-#ifndef XO_CHAIN_BLOCK
+/* Elements per block: every live operand of a block stays in L1/L2 while the steps run.
+ * Measured (xo_plan_replay's Adam chain over 4M floats, CPU time on one thread, 2-core
+ * AMD EPYC under load): 1024-4096 alike (11.2-11.6 ms), 8192 and 16384 5% slower. */
 #define XO_CHAIN_BLOCK 2048
-#endif
-/* Chains shorter than this run op by op: one run() per op costs no more there. */
-#define XO_CHAIN_MIN_N 1024
+/* Shorter chains run op by op: the same Adam chain at n = 64 ran as fast op by op as
+ * fused, at n = 128 fused won (1.19x of eager against 1.09x op by op), at 1024 1.74x
+ * against 1.03x. */
+#define XO_CHAIN_MIN_N 128
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
