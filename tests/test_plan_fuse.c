@@ -2,7 +2,7 @@
  * "xo_chain" runner (the CPU plugin's, the mock's, and any other plugin's that has one),
  * every result checked against the same calls issued eagerly on twin buffers: random
  * chains, results fused away (store = 0) only where the plan proves nothing sees them,
- * chains on every device, a chain whose launch fails. */
+ * chains on every device, a chain whose launch fails; gemm epilogues. */
 #include "xo_test.h"
 #include "mock_plugin.h"
 #include "test_plan_cases.h"
@@ -452,6 +452,100 @@ static void plan_fused_threads(void **state)
     xot_plan_done(ctx);
 }
 
+/* ---- gemm epilogues --------------------------------------------------------------- */
+
+enum { EM = 33, EN = 40, EK = 17 };
+typedef struct epi_case {
+    const char *name;
+    const char *step1; /* what describe shows as step 1 */
+    int layout, bias, act, in_place;
+    float beta;
+} epi_case;
+
+static const epi_case epis[] = {
+    {"gemm, bias, tanh", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 1, 0.0f},
+    {"gemm, relu", "step 1: sgemm+sunary 33x40x17 on", XO_ROW_MAJOR, 0, XO_RELU, 1, 0.0f},
+    {"gemm, bias", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, -1, 1, 0.0f},
+    {"gemm beta 0.5, bias, sigmoid", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_SIGMOID, 1, 0.5f},
+    {"activation written elsewhere", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 0, 0.0f},
+    {"column-major C", "step 1: sgemm 33x40x17 on", XO_COL_MAJOR, 1, XO_TANH, 1, 0.0f},
+    {"a gradient is no activation", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH_GRAD, 1, 0.0f},
+};
+
+/* b: A (EM x EK), B (EK x EN), C (EM x EN), bias (EN), D (EM x EN). */
+static xo_status epi_program(xo_context *ctx, const epi_case *ec, xo_buffer *const *b)
+{
+    int row = ec->layout == XO_ROW_MAJOR;
+    RET(xo_sgemm(ctx, (xo_layout)ec->layout, XO_NO_TRANS, XO_NO_TRANS, EM, EN, EK, 1.0f, b[0], 0, row ? EK : EM, b[1], 0,
+                 row ? EN : EK, ec->beta, b[2], 0, row ? EN : EM));
+    if (ec->bias)
+        RET(xo_sbias(ctx, EM, EN, b[2], 0, EN, b[3], 0));
+    if (ec->act >= 0)
+        RET(xo_sunary(ctx, (xo_unary_op)ec->act, EM * EN, b[2], 0, b[ec->in_place ? 2 : 4], 0));
+    return XO_OK;
+}
+
+/* A gemm whose C a bias and/or an activation then finish in place runs as one
+ * gemm_bias_act, on every device, with the results of the ops one by one (and with
+ * XO_PLAN=eager, the ops as recorded); other shapes stay apart. */
+static void plan_gemm_epilogue(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    for (int d = 0; d < xo_device_count(ctx); d++)
+        for (size_t c = 0; c < sizeof epis / sizeof *epis; c++)
+            for (int eager = 0; eager < 2; eager++) {
+                const epi_case *ec = &epis[c];
+                char what[160];
+                snprintf(what, sizeof what, "device %d, %s%s", d, ec->name, eager ? ", XO_PLAN=eager" : "");
+                ctx->forced = d;
+                ctx->plan_eager = 0;
+                xo_buffer *e[5], *p[5];
+                float *init = malloc(sizeof(float) * EM * EN);
+                for (int i = 0; i < 5; i++) {
+                    xot_fill_f(init, EM * EN, (uint64_t)(i + 7), -1.0, 1.0);
+                    e[i] = xot_buffer(ctx, init, sizeof(float) * EM * EN);
+                    p[i] = xot_buffer(ctx, init, sizeof(float) * EM * EN);
+                }
+                free(init);
+                for (int r = 0; r < 2; r++)
+                    xot_assert_ok(epi_program(ctx, ec, e));
+                xot_assert_ok(xo_capture_begin(ctx));
+                xot_assert_ok(epi_program(ctx, ec, p));
+                xo_plan *plan;
+                xot_assert_ok(xo_capture_end(ctx, &plan));
+                char text[4096];
+                xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+                if (!xot_contains(text, ec->step1))
+                    fail_msg("%s: describe lacks \"%s\"\n%s", what, ec->step1, text);
+                ctx->plan_eager = eager;
+                xot_assert_ok(xo_finish(ctx));
+                xot_assert_ok(xo_stats_reset(ctx));
+                xot_assert_ok(xo_plan_run(plan));
+                xot_assert_ok(xo_plan_run(plan));
+                uint64_t ops = 0;
+                for (int k = 0; k < xo_device_count(ctx); k++)
+                    ops += xot_plan_stats(ctx, k).ops;
+                assert_int_equal(ops, 2 * (1 + ec->bias + (ec->act >= 0))); /* one count per recorded op */
+                for (int i = 0; i < 5; i++) {
+                    float *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
+                    long bad = xot_first_mismatch_f(x, y, EM * EN, 1e-5);
+                    if (bad >= 0)
+                        fail_msg("%s: buffer %d differs at %ld (%g, eager %g)\n%s", what, i, bad, x[bad], y[bad], text);
+                    free(x);
+                    free(y);
+                }
+                xo_plan_destroy(plan);
+                for (int i = 0; i < 5; i++) {
+                    xo_buffer_destroy(e[i]);
+                    xo_buffer_destroy(p[i]);
+                }
+            }
+    ctx->plan_eager = 0;
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +555,7 @@ int main(void)
         cmocka_unit_test(plan_chain_every_device),
         cmocka_unit_test(plan_chain_launch_fails),
         cmocka_unit_test(plan_fused_threads),
+        cmocka_unit_test(plan_gemm_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

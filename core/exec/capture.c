@@ -173,6 +173,7 @@ void xo__plan_free(xo_plan *p)
         free(p->chains[i].ops);
     }
     free(p->chains);
+    free(p->epis);
     free(p->hash);
     free(p->bufs);
     free(p->steps);

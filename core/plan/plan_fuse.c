@@ -21,7 +21,12 @@
  * (an op's dense output that is not read, such as unary, copy, fill, binary, gemm with
  * beta 0, or a recorded xo_buffer_write), with nothing reading it in between (no op, no
  * recorded read). A span still unresolved when the plan ends is stored: the caller may
- * read it after the run. */
+ * read it after the run.
+ *
+ * Gemm epilogues. A gemm (row-major C, alpha != 0) followed at once, on its device, by
+ * xo_bias on exactly its C (rows m, cols n, lda = ldc) and/or a forward activation over
+ * C's m*n elements in place (ldc = n) becomes one gemm_bias_act: its intermediates are
+ * C itself, overwritten in place by the next op, so nothing else can see them. */
 #include "xo_plan.h"
 #include "xo_ops.h"
 
@@ -52,7 +57,7 @@ static int pointwise(const xo__op *op, int i, int *ok)
 static int fusable(const xo_plan *p, const xo__step *s)
 {
     int ok;
-    if (s->kind != XO_STEP_OP)
+    if (s->kind != XO_STEP_OP || s->epilogue)
         return 0;
     pointwise(&s->op, 0, &ok);
     return ok && !s->op.cpu_only && s->op.desc.n > 0 && p->ctx->dev[s->dev].chain != NULL;
@@ -172,16 +177,101 @@ static int supported(xo_plan *p, xo__plan_chain *c)
     return dev->chain->supports(dev->pstate, dev->pdev, &c->chain) == 1;
 }
 
+/* ---- gemm epilogues ------------------------------------------------------------------ */
+
+/* Step t is an op on device `dev` of kind `kind` and dtype `dt`, or NULL. */
+static const xo_op_desc *op_at(const xo_plan *p, int t, int dev, xo_op_kind kind, xo_dtype dt)
+{
+    if (t >= p->nsteps || p->steps[t].kind != XO_STEP_OP || p->steps[t].dev != dev)
+        return NULL;
+    const xo_op_desc *d = &p->steps[t].op.desc;
+    return d->kind == kind && d->dtype == dt ? d : NULL;
+}
+
+/* How many ops after gemm step i finish it in place (0, 1 or 2); *bias: the bias step or
+ * -1; *act: the activation (XO_IDENTITY: none). */
+static int epilogue_of(const xo_plan *p, int i, int *bias, int *act)
+{
+    const xo__step *g = &p->steps[i];
+    const xo_op_desc *d = &g->op.desc;
+    *bias = -1;
+    *act = XO_IDENTITY;
+    if (g->kind != XO_STEP_OP || d->kind != XO_OP_GEMM || g->op.cpu_only || d->alpha == 0 ||
+        d->layout != XO_ROW_MAJOR)
+        return 0;
+    const xo_buffer *c = g->op.buf[2];
+    const size_t off = d->arg[2].off;
+    int t = i + 1;
+    const xo_op_desc *b = op_at(p, t, g->dev, XO_OP_BIAS, d->dtype);
+    if (b && p->steps[t].op.buf[0] == c && b->arg[0].off == off && b->m == d->m && b->n == d->n &&
+        b->ld[0] == d->ld[2])
+        *bias = t++;
+    const xo_op_desc *u = op_at(p, t, g->dev, XO_OP_UNARY, d->dtype);
+    if (u && xo__unary_is_activation((xo_unary_op)u->subop) && d->ld[2] == d->n && u->n == d->m * d->n &&
+        p->steps[t].op.buf[0] == c && p->steps[t].op.buf[1] == c && u->arg[0].off == off && u->arg[1].off == off) {
+        *act = u->subop;
+        t++;
+    }
+    return t - i - 1;
+}
+
+/* Gemm step i with `len` ops after it as one gemm_bias_act on its device, if that device
+ * runs it; the gemm as recorded is kept (XO_PLAN=eager). */
+static void absorb(xo_plan *p, int i, int len, int bias, int act, int *cap)
+{
+    xo__step *g = &p->steps[i];
+    xo__op f = g->op;
+    f.desc.kind = XO_OP_GEMM_BIAS_ACT;
+    f.desc.subop = act;
+    f.desc.narg = 3;
+    if (bias >= 0) {
+        const xo__op *b = &p->steps[bias].op;
+        f.desc.narg = 4;
+        f.desc.arg[3] = b->desc.arg[1];
+        f.buf[3] = b->buf[1];
+        f.lo[3] = b->lo[1];
+        f.hi[3] = b->hi[1];
+        f.reads |= 1u << 3;
+        f.dense |= (b->dense >> 1 & 1u) << 3;
+    }
+    f.need = xo__op_needs(&f);
+    if (xo__dev_support(p->ctx, g->dev, &f.desc) != XO_SUPPORT_YES)
+        return;
+    if (p->nepis == *cap) {
+        xo__op *grown = realloc(p->epis, (size_t)(*cap ? 2 * *cap : 4) * sizeof *grown);
+        if (!grown)
+            return;
+        p->epis = grown;
+        *cap = *cap ? 2 * *cap : 4;
+    }
+    g->epi = p->nepis;
+    p->epis[p->nepis++] = g->op;
+    g->op = f;
+    g->epilogue = len;
+    for (int k = 1; k <= len; k++)
+        p->steps[i + k].epilogue = -1;
+    p->nfused += len + 1;
+}
+
 void xo__plan_fuse(xo_plan *p)
 {
     p->nfused = 0;
+    int cap = 0;
     for (int i = 0; i < p->nsteps; i++) {
         p->steps[i].fused = 0;
         p->steps[i].chain = -1;
+        p->steps[i].epilogue = 0;
+        p->steps[i].epi = -1;
+    }
+    for (int i = 0; i < p->nsteps; i++) {
+        int bias, act, len = epilogue_of(p, i, &bias, &act);
+        if (len > 0)
+            absorb(p, i, len, bias, act, &cap);
+        i += p->steps[i].epilogue;
     }
     p->chains = NULL;
     p->nchains = 0;
-    int cap = 0;
+    cap = 0;
     for (int i = 0; i < p->nsteps;) {
         xo__step *h = &p->steps[i];
         int len = 1;

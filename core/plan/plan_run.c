@@ -180,6 +180,31 @@ static xo_status run_group(xo_plan *p, int head, int stat_slot, int fast)
     return XO_OK;
 }
 
+/* A gemm with its epilogue (plan_fuse.c): one gemm_bias_act, and each op it absorbed
+ * counted on the device that ran it; XO_PLAN=eager issues the ops as recorded. */
+static xo_status run_epilogue(xo_plan *p, xo__step *s, int stat_slot, int fast, int eager)
+{
+    if (eager) {
+        xo__op gemm = p->epis[s->epi];
+        gemm.need = 0;
+        XO_RETURN_IF_ERROR(xo__dispatch(&gemm));
+        for (int k = 1; k <= s->epilogue; k++)
+            XO_RETURN_IF_ERROR(run_eager(&s[k]));
+        return XO_OK;
+    }
+    s->op.stat_slot = stat_slot;
+    xo_context *ctx = p->ctx;
+    XO_RETURN_IF_ERROR(run_op(p, s, fast));
+    /* The device that ran it holds C now (the op's own device, or where it fell back). */
+    int d = 0;
+    uint32_t v = xo__valid(s->op.buf[2]);
+    while (d < ctx->ndev && !(v >> d & 1u))
+        d++;
+    for (int k = 1; k <= s->epilogue; k++)
+        xo__record_ran(ctx, stat_slot, d < ctx->ndev ? d : s->dev, s[k].op.buf, 0, 0, 0, 0);
+    return XO_OK;
+}
+
 static int capturing(const xo_context *ctx)
 {
     for (const xo_plan *c = xo__capturing; c; c = c->next_capture)
@@ -213,10 +238,14 @@ xo_status xo_plan_run(xo_plan *p)
         xo__step *s = &p->steps[i];
         switch (s->kind) {
         case XO_STEP_OP:
-            if (s->fused < 0)
-                break; /* its group ran it */
+            if (s->fused < 0 || s->epilogue < 0)
+                break; /* its group, or its gemm, ran it */
             if (s->fused > 0 && !eager) {
                 st = run_group(p, i, stat_slot, fast);
+                break;
+            }
+            if (s->epilogue > 0) {
+                st = run_epilogue(p, s, stat_slot, fast, eager);
                 break;
             }
             for (int k = 0; k < (s->fused > 0 ? s->fused : 1) && st == XO_OK; k++) {
@@ -248,7 +277,7 @@ int xo__plan_nsteps(const xo_plan *p)
 {
     int steps = 0;
     for (int i = 0; i < p->nsteps; i++)
-        steps += p->steps[i].kind == XO_STEP_OP && p->steps[i].fused >= 0;
+        steps += p->steps[i].kind == XO_STEP_OP && p->steps[i].fused >= 0 && p->steps[i].epilogue >= 0;
     return steps;
 }
 
@@ -291,13 +320,13 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
     int step = 0;
     for (int i = 0; i < p->nsteps; i++) {
         const xo__step *s = &p->steps[i];
-        if (s->kind != XO_STEP_OP || s->fused < 0)
+        if (s->kind != XO_STEP_OP || s->fused < 0 || s->epilogue < 0)
             continue;
         char shape[64];
         xo__op_shape_text(&s->op.desc, shape, sizeof shape);
         PUT("step %d: %s", ++step, s->op.fn + 3);
         double us = s->pred_us;
-        for (int k = 1; k < s->fused; k++) {
+        for (int k = 1; k < s->fused || k <= s->epilogue; k++) {
             PUT("+%s", s[k].op.fn + 3);
             us += s[k].pred_us;
         }

@@ -24,6 +24,9 @@ typedef struct xo__step {
                         * chain (xo__plan_chain `chain`); -1: run by the group before it; 0: not
                         * fused (plan_fuse.c) */
     int chain;         /* the first of a fused group: its index in the plan's chains */
+    int epilogue;      /* ops: a gemm run as gemm_bias_act: how many ops after it that one runs
+                        * (bias, activation); -1: run by the gemm before it; 0: neither */
+    int epi;           /* such a gemm: its op as recorded, in the plan's epis (XO_PLAN=eager) */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
     double known_us;   /* ops: corrected compute on dev (busy time of untimed ops) */
@@ -64,6 +67,8 @@ struct xo_plan {
     int nfused;            /* ops in fused groups */
     xo__plan_chain *chains; /* the fused groups [nchains] */
     int nchains;
+    xo__op *epis;          /* gemms run with their epilogue: the gemm as recorded [nepis] */
+    int nepis;
     xo__plan_buf *bufs;    /* grown under the links' lock (destroy marks entries) */
     int nbufs, buf_cap;
     int *hash;             /* buffer -> index (open addressing, -1: empty) */
