@@ -127,12 +127,16 @@ endif()
 # every device and the mock (a GPU-like device priced as the test says).
 xo_add_test(test_plan SOURCES test_plan.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off)
-# Whole-plan placement against op by op (the mock priced like a discrete GPU), CPU fusion
-# of element-wise chains, plan building time.
+# Whole-plan placement against op by op (the mock priced like a discrete GPU), plan
+# building time.
 xo_add_test(test_plan_place SOURCES test_plan_place.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off)
 # The replay's fast path: runs of CPU steps checked and recorded once (mock holding copies).
 xo_add_test(test_plan_run SOURCES test_plan_run.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)
+# Fusion of element-wise chains through each device's chain runner (CPU, mock, and any
+# other plugin's), results fused away only where the plan proves nobody sees them.
+xo_add_test(test_plan_fuse SOURCES test_plan_fuse.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off)
 # Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
 xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

@@ -19,7 +19,9 @@ struct xo_plugin_mem {
 typedef struct item {
     struct item *next;
     uint64_t token;
-    xo_op_desc op;          /* an op when staged == NULL */
+    xo_op_desc op;          /* an op when staged == NULL and chain == NULL */
+    xo_chain_step *chain;   /* a chain (the "xo_chain" extra): its steps, copied */
+    int nsteps;
     unsigned char *staged;  /* an upload: its data, copied at upload() */
     xo_plugin_mem *dst;
     size_t off, bytes;
@@ -138,6 +140,28 @@ static void execute(mock_state *s, item *it)
     if (it->staged) {
         memcpy(it->dst->p + it->off, it->staged, it->bytes);
         us = transfer_us(it->bytes);
+    } else if (it->chain) {
+        /* The CPU plugin's chain runner on the host memory behind each operand. */
+        const xo_chain_runner *cpu = xo_plugin_cpu()->get_proc_address("xo_chain");
+        us = config.launch_us;
+        for (int k = 0; k < it->nsteps; k++) {
+            xo_op_desc *d = &it->chain[k].op;
+            for (int i = 0; i < d->narg; i++) {
+                d->arg[i].host = d->arg[i].mem ? d->arg[i].mem->p : NULL;
+                d->arg[i].mem = NULL;
+            }
+            us += xo_mock_op_us(d) - config.launch_us;
+        }
+        xo_chain c = {it->chain[0].op.dtype, it->chain[0].op.n, it->nsteps, it->chain};
+        xo_status st = cpu->run(s->cpu, 0, &c, 0);
+        if (st != XO_OK) {
+            pthread_mutex_lock(&s->lock);
+            if (s->error == XO_OK) {
+                s->error = st;
+                snprintf(s->message, sizeof s->message, "%s", xo_last_error());
+            }
+            pthread_mutex_unlock(&s->lock);
+        }
     } else {
         xo_op_desc d = it->op;
         for (int i = 0; i < d.narg; i++) {
@@ -188,6 +212,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&s->lock);
         execute(s, it);
         free(it->staged);
+        free(it->chain);
         free(it);
         pthread_mutex_lock(&s->lock);
         s->busy = 0;
@@ -372,6 +397,46 @@ static xo_status mock_run(void *state, int dev, const xo_op_desc *op, uint64_t t
     return XO_OK;
 }
 
+/* The "xo_chain" extra: whatever the CPU plugin's runner takes, queued as one item. */
+static int mock_chain_supports(void *state, int dev, const xo_chain *chain)
+{
+    (void)state;
+    (void)dev;
+    for (int k = 0; k < chain->nsteps; k++)
+        for (int i = 0; i < chain->steps[k].op.narg; i++)
+            if (!chain->steps[k].op.arg[i].mem || chain->steps[k].op.arg[i].host)
+                return 0; /* the core gives a device its allocations, nothing else */
+    const xo_chain_runner *cpu = xo_plugin_cpu()->get_proc_address("xo_chain");
+    return cpu->supports(NULL, 0, chain);
+}
+
+static xo_status mock_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
+{
+    (void)dev;
+    mock_state *s = state;
+    if (fails(XO_MOCK_RUN))
+        return s->host->set_error(XO_ERR_DEVICE, "mock run: injected launch failure (a chain)");
+    item *it = calloc(1, sizeof *it);
+    if (it)
+        it->chain = malloc((size_t)chain->nsteps * sizeof *it->chain);
+    if (!it || !it->chain) {
+        free(it);
+        return s->host->set_error(XO_ERR_OUT_OF_MEMORY, "mock run: out of host memory");
+    }
+    memcpy(it->chain, chain->steps, (size_t)chain->nsteps * sizeof *it->chain);
+    it->nsteps = chain->nsteps;
+    it->token = token;
+    enqueue(s, it);
+    return XO_OK;
+}
+
+static const xo_chain_runner mock_chain = {.supports = mock_chain_supports, .run = mock_chain_run};
+
+static const void *mock_get_proc_address(const char *name)
+{
+    return strcmp(name, "xo_chain") == 0 ? &mock_chain : NULL;
+}
+
 static xo_status mock_finish(void *state, int dev)
 {
     (void)dev;
@@ -405,6 +470,7 @@ static const xo_plugin mock_plugin = {
     .run = mock_run,
     .finish = mock_finish,
     .drain_timings = mock_drain_timings,
+    .get_proc_address = mock_get_proc_address,
 };
 
 const xo_plugin *xo_plugin_mock(void) { return &mock_plugin; }

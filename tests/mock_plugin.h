@@ -3,7 +3,9 @@
  * asynchronous (a worker thread runs ops and uploads in order). Every op computes the
  * right result (the arithmetic is the CPU plugin's run() on host pointers) and then takes
  * the time its model says (launch + the roofline of the GFLOP/s and GB/s chosen here),
- * which is what drain_timings reports. Uploads and downloads are memcpy plus the modelled
+ * which is what drain_timings reports. Its "xo_chain" extra queues a plan's chain as one
+ * item (the CPU plugin's chain runner on the host memory; one launch plus each op's
+ * arithmetic). Uploads and downloads are memcpy plus the modelled
  * latency and bandwidth; a download waits for the queued ops. Sites fail when the test
  * says so.
  *

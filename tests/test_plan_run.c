@@ -10,15 +10,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The sequence: b[2] = b[0] + b[1]... every op on the CPU, b[3] written whole before it is
- * read. */
+/* The sequence: every op on the CPU, b[3] written whole before it is read; over SEQ
+ * elements (the tanh over all of b[3]), under the CPU's shortest fused chain
+ * (plan_fuse.c), so the ops stay unfused and form a segment. */
+#define SEQ 64
 static xo_status sequence(xo_context *ctx, xo_buffer *const b[4])
 {
     xo_status st;
-    if ((st = xo_saxpy(ctx, XOT_PLAN_ELEMS, 0.5f, b[0], 0, 1, b[2], 0, 1)) != XO_OK ||
-        (st = xo_sscal(ctx, XOT_PLAN_ELEMS, 1.25f, b[2], 0, 1)) != XO_OK ||
+    if ((st = xo_saxpy(ctx, SEQ, 0.5f, b[0], 0, 1, b[2], 0, 1)) != XO_OK ||
+        (st = xo_sscal(ctx, SEQ, 1.25f, b[2], 0, 1)) != XO_OK ||
         (st = xo_sunary(ctx, XO_TANH, XOT_PLAN_ELEMS, b[2], 0, b[3], 0)) != XO_OK ||
-        (st = xo_sbinary(ctx, XO_MUL, XOT_PLAN_ELEMS, b[3], 0, b[1], 0, b[3], 0)) != XO_OK)
+        (st = xo_sbinary(ctx, XO_MUL, SEQ, b[3], 0, b[1], 0, b[3], 0)) != XO_OK)
         return st;
     return xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 4, 4, 4, 1.0f, b[3], 0, 4, b[0], 0, 4, 0.5f,
                     b[2], 0, 4);
@@ -154,6 +156,16 @@ static void plan_replaced_after_fault(void **state)
     assert_int_equal(plan->replaced, 1);
     xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
     assert_false(xot_contains(text, "(mock)"));
+    /* After 16 runs the mock gets another chance: run 17 places it back, run 18 fails
+     * there and leaves it out for 32 runs. */
+    for (int run = 3; run < 20; run++) {
+        xot_assert_ok(sequence(ctx, e.b));
+        xot_assert_ok(xo_plan_run(plan));
+    }
+    xot_twin_compare(&p, &e, XO_F32, 0, "re-placed plan, 20 runs");
+    s1 = xot_plan_stats(ctx, mock);
+    assert_int_equal(s1.fallbacks, 10);
+    assert_int_equal(plan->replaced, 3);
     xo_plan_destroy(plan);
     xot_twin_free(&e);
     xot_twin_free(&p);

@@ -225,6 +225,7 @@ typedef struct xo__stat_slot {
 
 typedef struct xo__device {
     const xo_plugin *plugin;
+    const xo_chain_runner *chain; /* its plugin's "xo_chain" extra (plans' fused chains), or NULL */
     void *pstate;        /* the plugin's state */
     int pdev;            /* index among that plugin's devices */
     xo_device_info info; /* identity from the plugin + figures from the profile */
@@ -324,6 +325,8 @@ xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, const void 
 xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, void *dst, size_t bytes, int shared);
 /* Run (or on an async device enqueue) one op; `fn` names it in messages. Site "launch". */
 xo_status xo__dev_run(xo_context *ctx, int d, const char *fn, const xo_op_desc *desc, uint64_t token);
+/* The same for a plan's fused chain, through d's chain runner (which it must have). */
+xo_status xo__dev_run_chain(xo_context *ctx, int d, const char *fn, const xo_chain *chain, uint64_t token);
 xo_status xo__dev_finish(xo_context *ctx, int d);
 /* Device-measured times of completed ops (async devices), at most max; 0: none. */
 int xo__dev_drain(xo_context *ctx, int d, xo_op_timing *out, int max);

@@ -89,6 +89,10 @@ static xo_status create(xo_context **out, int private_)
     const xo_plugin *host_pl = ctx->dev[0].plugin;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU && host_pl->get_proc_address)
         ctx->host_blas = host_pl->get_proc_address("xo_host_blas");
+    /* Each device's chain runner (plans run fused element-wise chains through it). */
+    for (int d = 0; d < ctx->ndev; d++)
+        if (ctx->dev[d].plugin->get_proc_address)
+            ctx->dev[d].chain = ctx->dev[d].plugin->get_proc_address("xo_chain");
     xo__clear_error();
     *out = ctx;
     return XO_OK;

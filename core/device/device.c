@@ -279,6 +279,20 @@ xo_status xo__dev_run(xo_context *ctx, int d, const char *fn, const xo_op_desc *
     return XO_OK;
 }
 
+xo_status xo__dev_run_chain(xo_context *ctx, int d, const char *fn, const xo_chain *chain, uint64_t token)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (ctx->nfaults && xo__fault_hit(ctx, dev->info.plugin, "launch"))
+        return xo__error(XO_ERR_DEVICE, "%s: launch of a chain on device %d (%s) failed (XO_FAULTS)", fn, d,
+                         dev->info.plugin);
+    if (d == 0)
+        return dev->chain->run(dev->pstate, dev->pdev, chain, token);
+    atomic_store_explicit(&dev->queued, 1, memory_order_relaxed);
+    XO_RETURN_IF_ERROR(dev->chain->run(dev->pstate, dev->pdev, chain, token));
+    atomic_store_explicit(&dev->queued, 1, memory_order_release);
+    return XO_OK;
+}
+
 xo_status xo__dev_finish(xo_context *ctx, int d)
 {
     xo__device *dev = &ctx->dev[d];

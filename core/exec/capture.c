@@ -168,6 +168,12 @@ void xo__plan_free(xo_plan *p)
     }
     pthread_mutex_unlock(&links_lock);
     pthread_mutex_destroy(&p->run_lock);
+    for (int i = 0; i < p->nchains; i++) {
+        free(p->chains[i].steps);
+        free(p->chains[i].ops);
+    }
+    free(p->chains);
+    free(p->epis);
     free(p->hash);
     free(p->bufs);
     free(p->steps);

@@ -10,22 +10,25 @@
 
 /* ---- running ---------------------------------------------------------------------- */
 
-static xo_status prepare(xo__op *op, int d)
+/* `fresh` (bit i): operand i is the result of an earlier op of the same chain (a plan's
+ * fused group), which that op's own preparation covered: it only needs its allocation. */
+static xo_status prepare(xo__op *op, int d, unsigned fresh)
 {
     for (int i = 0; i < op->desc.narg; i++) {
         xo_buffer *b = op->buf[i];
         if (!b)
             continue;
+        int need = xo__needs_current(op, i) && !(fresh >> i & 1u);
         if (d == 0) {
             /* The host copy is the CPU's: only a stale one needs moving. */
-            if (!(xo__valid(b) & 1u) && xo__needs_current(op, i))
+            if (!(xo__valid(b) & 1u) && need)
                 XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
             if ((op->writes >> i & 1u) && xo__inflight(b)) /* zero-copy devices may still read it */
                 xo__buffer_host_write_barrier(b, -1);
             op->desc.arg[i].host = b->host;
             continue;
         }
-        if (xo__needs_current(op, i))
+        if (need)
             XO_RETURN_IF_ERROR(xo__buffer_make_current(b, d));
         else
             XO_RETURN_IF_ERROR(xo__buffer_ensure_alloc(b, d));
@@ -50,7 +53,7 @@ static void mark_inflight(xo__op *op, int d)
 xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us)
 {
     xo_context *ctx = op->ctx;
-    XO_RETURN_IF_ERROR(prepare(op, d));
+    XO_RETURN_IF_ERROR(prepare(op, d, 0));
     uint64_t busy_ns = 0, busy_ticks = 0;
     if (ctx->dev[d].async) {
         uint64_t token = atomic_fetch_add_explicit(&ctx->next_token, 1, memory_order_relaxed);
@@ -78,6 +81,47 @@ xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double know
     if (d != 0)
         mark_inflight(op, d);
     xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, op->writes, busy_ns, busy_ticks);
+    return XO_OK;
+}
+
+/* A plan's fused chain on device d (core/plan/plan_fuse.c), as xo__run runs one op: the
+ * operands of every op made current there, the chain run in one call (its steps' operands
+ * filled in from the ops), then every op recorded, its outputs current on d only, with
+ * the chain's busy time on the first. Nothing is written when it fails. */
+xo_status xo__run_chain(xo_context *ctx, int d, xo__op *const *ops, xo_chain_step *steps, const xo_chain *chain,
+                        int stat_slot)
+{
+    for (int k = 0; k < chain->nsteps; k++) {
+        xo__op *op = ops[k];
+        unsigned fresh = 0;
+        for (int i = 0; i < op->desc.narg; i++)
+            fresh |= (unsigned)(steps[k].from[i] >= 0) << i;
+        XO_RETURN_IF_ERROR(prepare(op, d, fresh));
+        for (int i = 0; i < op->desc.narg; i++) {
+            steps[k].op.arg[i] = op->desc.arg[i];
+            if (d == 0) /* exactly one of host and mem */
+                steps[k].op.arg[i].mem = NULL;
+            else
+                steps[k].op.arg[i].host = NULL;
+        }
+    }
+    uint64_t busy_ticks = 0;
+    if (ctx->dev[d].async) {
+        uint64_t token = atomic_fetch_add_explicit(&ctx->next_token, 1, memory_order_relaxed);
+        xo__record_enqueued(ctx, token, d, &steps[0].op, 0, 0);
+        XO_RETURN_IF_ERROR(xo__dev_run_chain(ctx, d, ops[0]->fn, chain, token));
+        xo__record_drain(ctx, d);
+    } else {
+        uint64_t t0 = xo__ticks();
+        XO_RETURN_IF_ERROR(xo__dev_run_chain(ctx, d, ops[0]->fn, chain, 0));
+        busy_ticks = xo__ticks() - t0;
+        busy_ticks += !busy_ticks;
+    }
+    for (int k = 0; k < chain->nsteps; k++) {
+        if (d != 0)
+            mark_inflight(ops[k], d);
+        xo__record_ran(ctx, stat_slot, d, ops[k]->buf, ops[k]->desc.narg, ops[k]->writes, 0, k ? 0 : busy_ticks);
+    }
     return XO_OK;
 }
 

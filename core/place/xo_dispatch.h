@@ -165,6 +165,11 @@ static inline int xo__needs_current(const xo__op *op, int i) { return (op->need 
 /* Run `op` on device d and record it. raw_compute_us > 0 feeds the online correction;
  * known_us >= 0 is the corrected predicted run time (busy time of untimed tiny ops). */
 xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us);
+/* A plan's fused chain of ops[0..chain->nsteps) on device d, as xo__run runs one op: their
+ * operands made current there (except those from[] says an earlier op of the chain wrote),
+ * steps' operands filled in, one call to d's chain runner, every op recorded. */
+xo_status xo__run_chain(xo_context *ctx, int d, xo__op *const *ops, xo_chain_step *steps, const xo_chain *chain,
+                        int stat_slot);
 /* The op failed on `failed`: complete it elsewhere (the CPU, or for a failed CPU the
  * cheapest other eligible device in dec), every operand's current copy intact. */
 xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out_dev);

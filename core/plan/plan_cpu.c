@@ -67,7 +67,7 @@ void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d)
 
 static int in_segment(const xo__step *s)
 {
-    return s->kind == XO_STEP_OP && s->dev == 0 && s->fused == 0;
+    return s->kind == XO_STEP_OP && s->dev == 0 && s->fused == 0 && s->epilogue == 0;
 }
 
 /* Adds segment g's distinct buffers to p->seg_bufs (capacity checked by the caller). */

@@ -274,7 +274,8 @@ xo_status xo__plan_place(xo_plan *p)
     greedy(&pl, other);
     p->greedy_us = steady(&pl, other, NULL);
     double total;
-    p->forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if (p->runs == 0) /* placed again after runs (plan_run.c): the policy of the capture */
+        p->forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if (p->forced >= 0) {
         for (size_t j = 0; j < (size_t)p->nops; j++)
             chosen[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)p->forced] >= 0 ? p->forced : 0);

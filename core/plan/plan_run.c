@@ -70,23 +70,46 @@ static xo_status run_op(xo_plan *p, xo__step *s, int fast)
 
 /* An op of this run failed on a device and completed elsewhere: place the plan again
  * without the devices that failed (CONTRACT.md: a plan may re-place itself between runs;
- * results never change), rather than failing over op by op in every later run. Under
- * the run lock; if placing fails (host memory), the old placement stays, which still
- * falls back op by op. */
-static void replace_after_failure(xo_plan *p)
+ * results never change), rather than failing over op by op in every later run. The
+ * devices left out get another chance after 16 runs, then 32, 64, ... (each new failure
+ * doubles the wait, up to 2^20 runs), so a device that failed once is not lost to the
+ * plan, and one that keeps failing costs one failed-over run now and then. Under the run
+ * lock; if placing fails (host memory), the old placement stays, which still falls back
+ * op by op. */
+#define RETRY_RUNS 16u
+static void place_again(xo_plan *p, uint32_t avoid)
 {
     uint32_t was = p->avoid;
-    p->avoid |= p->failed;
+    p->avoid = avoid;
     if (xo__plan_place(p) != XO_OK) {
         p->avoid = was;
         return;
     }
     xo__plan_prepare_run(p);
     p->replaced++;
-    for (int d = 1; d < p->ctx->ndev; d++)
-        if ((p->failed & ~was) >> d & 1u)
-            xo__log(XO_LOG_WARN, "xo_plan_run: an op failed on device %d (%s); the plan is placed again without it",
-                    d, p->ctx->dev[d].info.plugin);
+}
+
+static void replace_after_run(xo_plan *p)
+{
+    xo_context *ctx = p->ctx;
+    uint32_t fresh = p->failed & ~p->avoid;
+    if (fresh) {
+        int wait = p->strikes < 16 ? p->strikes : 16;
+        p->strikes++;
+        p->retry_at = p->runs + ((uint64_t)RETRY_RUNS << wait);
+        place_again(p, p->avoid | p->failed);
+        for (int d = 1; d < ctx->ndev; d++)
+            if (fresh >> d & 1u)
+                xo__log(XO_LOG_WARN,
+                        "xo_plan_run: an op failed on device %d (%s); the plan is placed again without it for %llu "
+                        "runs",
+                        d, ctx->dev[d].info.plugin, (unsigned long long)(p->retry_at - p->runs));
+    } else if (p->avoid && !p->failed && p->runs >= p->retry_at) {
+        xo__log(XO_LOG_INFO, "xo_plan_run: placing the plan again with every device after %llu runs",
+                (unsigned long long)p->runs);
+        place_again(p, 0);
+    }
+    p->failed = 0;
 }
 
 /* XO_PLAN=eager: the recorded op as an eager call (placed, and possibly run, afresh). */
@@ -110,6 +133,72 @@ static int group_ready(const xo_plan *p, int head)
         }
     }
     return 1;
+}
+
+/* A fused group: its chain on its device in one call (on the CPU, with its operands
+ * current there, straight to the plugin, as run_op's fast path). If that fails, nothing
+ * was written: each op completes elsewhere, as run_op's fall_back does (on the CPU, each
+ * op is first tried there alone). */
+static xo_status run_group(xo_plan *p, int head, int stat_slot, int fast)
+{
+    xo__step *s = &p->steps[head];
+    xo__plan_chain *c = &p->chains[s->chain];
+    xo_context *ctx = p->ctx;
+    xo_status st;
+    if (fast && c->dev == 0 && group_ready(p, head)) {
+        const xo__device *dev = &ctx->dev[0];
+        uint64_t t0 = xo__ticks();
+        st = dev->chain->run(dev->pstate, dev->pdev, &c->chain, 0);
+        if (st == XO_OK) {
+            uint64_t ticks = xo__ticks() - t0; /* the group's time, on its first op */
+            for (int k = 0; k < s->fused; k++)
+                xo__record_ran(ctx, stat_slot, 0, c->ops[k]->buf, c->ops[k]->desc.narg, c->ops[k]->writes, 0,
+                               k ? 0 : ticks + !ticks);
+            return XO_OK;
+        }
+    } else {
+        st = xo__run_chain(ctx, c->dev, c->ops, c->steps, &c->chain, stat_slot);
+        if (st == XO_OK) {
+            if (c->dev != 0 && ctx->dev[c->dev].async) {
+                double us = 0;
+                for (int k = 0; k < s->fused; k++)
+                    us += s[k].pred_us;
+                xo__queue_add(ctx, c->dev, us);
+            }
+            return XO_OK;
+        }
+    }
+    for (int k = 0; k < s->fused; k++) {
+        s[k].op.stat_slot = stat_slot;
+        /* On the CPU the ops alone may still run there (a chain's temporaries did not fit). */
+        XO_RETURN_IF_ERROR(c->dev == 0 ? run_op(p, &s[k], fast) : fall_back(p, &s[k], c->dev));
+    }
+    return XO_OK;
+}
+
+/* A gemm with its epilogue (plan_fuse.c): one gemm_bias_act, and each op it absorbed
+ * counted on the device that ran it; XO_PLAN=eager issues the ops as recorded. */
+static xo_status run_epilogue(xo_plan *p, xo__step *s, int stat_slot, int fast, int eager)
+{
+    if (eager) {
+        xo__op gemm = p->epis[s->epi];
+        gemm.need = 0;
+        XO_RETURN_IF_ERROR(xo__dispatch(&gemm));
+        for (int k = 1; k <= s->epilogue; k++)
+            XO_RETURN_IF_ERROR(run_eager(&s[k]));
+        return XO_OK;
+    }
+    s->op.stat_slot = stat_slot;
+    xo_context *ctx = p->ctx;
+    XO_RETURN_IF_ERROR(run_op(p, s, fast));
+    /* The device that ran it holds C now (the op's own device, or where it fell back). */
+    int d = 0;
+    uint32_t v = xo__valid(s->op.buf[2]);
+    while (d < ctx->ndev && !(v >> d & 1u))
+        d++;
+    for (int k = 1; k <= s->epilogue; k++)
+        xo__record_ran(ctx, stat_slot, d < ctx->ndev ? d : s->dev, s[k].op.buf, 0, 0, 0, 0);
+    return XO_OK;
 }
 
 static int capturing(const xo_context *ctx)
@@ -157,10 +246,14 @@ xo_status xo_plan_run(xo_plan *p)
                     s = &p->steps[i];
                 }
             }
-            if (s->fused < 0)
-                break; /* its group ran it */
-            if (s->fused > 0 && !eager && fast && group_ready(p, i)) {
-                st = xo__plan_run_fused(p, i, stat_slot);
+            if (s->fused < 0 || s->epilogue < 0)
+                break; /* its group, or its gemm, ran it */
+            if (s->fused > 0 && !eager) {
+                st = run_group(p, i, stat_slot, fast);
+                break;
+            }
+            if (s->epilogue > 0) {
+                st = run_epilogue(p, s, stat_slot, fast, eager);
                 break;
             }
             for (int k = 0; k < (s->fused > 0 ? s->fused : 1) && st == XO_OK; k++) {
@@ -180,14 +273,13 @@ xo_status xo_plan_run(xo_plan *p)
     p->runs++;
     if (ctx->summary)
         p->run_ticks += xo__ticks() - t0;
-    if (p->failed & ~p->avoid)
-        replace_after_failure(p);
-    p->failed = 0;
     if (ctx->summary && st == XO_OK && !eager) /* the per-op table counts the plan's ops too */
         for (int i = 0; i < p->nsteps; i++)
             if (p->steps[i].kind == XO_STEP_OP)
                 xo__summary_record(ctx, p->steps[i].op.desc.kind, p->steps[i].op.desc.dtype, p->steps[i].cls,
                                    p->steps[i].dev, 1, p->steps[i].pred_us, -1, 0);
+    if (p->failed || p->avoid)
+        replace_after_run(p);
     pthread_mutex_unlock(&p->run_lock);
     return st;
 }
@@ -196,7 +288,7 @@ int xo__plan_nsteps(const xo_plan *p)
 {
     int steps = 0;
     for (int i = 0; i < p->nsteps; i++)
-        steps += p->steps[i].kind == XO_STEP_OP && p->steps[i].fused >= 0;
+        steps += p->steps[i].kind == XO_STEP_OP && p->steps[i].fused >= 0 && p->steps[i].epilogue >= 0;
     return steps;
 }
 
@@ -239,17 +331,22 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
     int step = 0;
     for (int i = 0; i < p->nsteps; i++) {
         const xo__step *s = &p->steps[i];
-        if (s->kind != XO_STEP_OP || s->fused < 0)
+        if (s->kind != XO_STEP_OP || s->fused < 0 || s->epilogue < 0)
             continue;
         char shape[64];
         xo__op_shape_text(&s->op.desc, shape, sizeof shape);
         PUT("step %d: %s", ++step, s->op.fn + 3);
         double us = s->pred_us;
-        for (int k = 1; k < s->fused; k++) {
+        for (int k = 1; k < s->fused || k <= s->epilogue; k++) {
             PUT("+%s", s[k].op.fn + 3);
             us += s[k].pred_us;
         }
-        PUT(" %s on %d (%s), %.2f us\n", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
+        PUT(" %s on %d (%s), %.2f us", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
+        const xo__plan_chain *c = s->fused > 0 ? &p->chains[s->chain] : NULL;
+        for (int k = 0, n = 0; c && k < s->fused; k++)
+            if (!c->steps[k].store)
+                PUT("%s%s (call %d)", n++ ? ", " : "; not stored: ", s[k].op.fn + 3, i + k + 1);
+        PUT("\n");
     }
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);

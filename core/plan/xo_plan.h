@@ -20,8 +20,13 @@ typedef struct xo__step {
     xo__step_kind kind;
     int dev;           /* ops: the device the plan runs it on */
     int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
-    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2), block by
-                        * block; -1: run by the group before it; 0: not fused (plan_fuse.c) */
+    int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2) as one
+                        * chain (xo__plan_chain `chain`); -1: run by the group before it; 0: not
+                        * fused (plan_fuse.c) */
+    int chain;         /* the first of a fused group: its index in the plan's chains */
+    int epilogue;      /* ops: a gemm run as gemm_bias_act: how many ops after it that one runs
+                        * (bias, activation); -1: run by the gemm before it; 0: neither */
+    int epi;           /* such a gemm: its op as recorded, in the plan's epis (XO_PLAN=eager) */
     int seg;           /* ops: 1 + the index of the run of CPU steps this one starts (plan_cpu.c), else 0 */
     int cls;           /* ops: size class (correction, summary) */
     uint32_t known_ns; /* ops: corrected compute on dev, +1, when under XO_UNTIMED_US (not timed); else 0 */
@@ -47,6 +52,18 @@ typedef struct xo__seg {
     uint64_t known_ns; /* every op's known_ns (untimed, as eager's tiny ops): their sum; else 0 (timed) */
 } xo__seg;
 
+/* A fused group (plan_fuse.c): consecutive recorded ops that run as one xo_chain through
+ * their device's chain runner. Built at capture end; a run only fills in where each
+ * operand is on the device. */
+typedef struct xo__plan_chain {
+    xo_chain chain;       /* .steps = steps */
+    xo_chain_step *steps; /* [chain.nsteps]: the ops, from[] and store */
+    xo__op **ops;         /* [chain.nsteps]: the recorded ops themselves */
+    int head;             /* index of the first in the plan's steps */
+    int dev;
+    int nfused_away;      /* results not stored (store = 0) */
+} xo__plan_chain;
+
 /* A buffer the plan uses. b is NULL once it was destroyed. */
 typedef struct xo__plan_buf {
     xo_buffer *b;
@@ -63,6 +80,10 @@ struct xo_plan {
     xo__step *steps;
     int nsteps, step_cap, nops;
     int nfused;            /* ops in fused groups */
+    xo__plan_chain *chains; /* the fused groups [nchains] */
+    int nchains;
+    xo__op *epis;          /* gemms run with their epilogue: the gemm as recorded [nepis] */
+    int nepis;
     xo__plan_buf *bufs;    /* grown under the links' lock (destroy marks entries) */
     int nbufs, buf_cap;
     int *hash;             /* buffer -> index (open addressing, -1: empty) */
@@ -72,7 +93,9 @@ struct xo_plan {
     int forced;            /* the device forced when placed, or -1 */
     uint32_t avoid;        /* devices placement leaves out: an op of a run failed there */
     uint32_t failed;       /* devices an op of this run failed on (plan_run.c) */
-    int replaced;          /* times the plan was placed again after a failure */
+    int replaced;          /* times the plan was placed again (after a failure, or to retry) */
+    int strikes;           /* runs in which a device not yet left out failed */
+    uint64_t retry_at;     /* the run count at which the devices left out are tried again */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
     /* runs of CPU steps (plan_cpu.c) */
@@ -104,10 +127,10 @@ void xo__plan_gone_name(xo_plan *p, char *out, size_t cap);
 /* Unlink from buffers and free (no run may be in progress). */
 void xo__plan_free(xo_plan *p);
 
-/* After placement: chains of element-wise CPU ops over the same elements that run as one
- * pass over cache-sized blocks (plan_fuse.c); running one such group. */
+/* After placement: chains of element-wise ops over the same elements, on a device whose
+ * plugin runs them as one pass (the "xo_chain" extra), become fused groups (plan_fuse.c;
+ * xo__plan_free frees them). */
 void xo__plan_fuse(xo_plan *p);
-xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
 /* Steps of the plan: ops, a fused group counting once. */
 int xo__plan_nsteps(const xo_plan *p);
 /* After placement: fusion, which CPU steps call the host BLAS directly, the runs of CPU

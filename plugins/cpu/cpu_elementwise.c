@@ -285,6 +285,14 @@ void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_
         k()->bias_d(a, lda, bias, r0, r1, cols);
 }
 
+void xo__cpu_binary_loop(xo_dtype dt, int op, const void *a, const void *b, void *c, size_t n)
+{
+    if (dt == XO_F32)
+        k()->binary_f(op, a, b, c, n);
+    else
+        k()->binary_d(op, a, b, c, n);
+}
+
 void xo__cpu_bscalar_loop(xo_dtype dt, int op, const void *a, double s, void *c, size_t n)
 {
     if (dt == XO_F32)

@@ -49,6 +49,9 @@ xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const 
 xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_fused.c: gemm with its epilogue */
 xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+/* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */
+int xo__cpu_chain_supports(const xo_chain *chain);
+xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *chain);
 
 /* Shared by the family files (cpu_blas.c). */
 void *xo__cpu_ptr(const xo_op_desc *op, int i);              /* operand i's first element */
@@ -58,9 +61,10 @@ void xo__cpu_scale_output(const xo_op_desc *op);             /* C = beta C etc. 
 int xo__cpu_isa(void);                                       /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
 xo_status xo__cpu_too_big(const xo_plugin_host *host);       /* the error when !xo__cpu_fits_int */
 /* The selected loops (cpu_elementwise.c, cpu_reduce.c): y = op(x) (y may be x); rows
- * [r0, r1) of a += bias; c = a op s (c may be a); XO_SUM or XO_MAX_ELEMENT of n >= 1
- * contiguous elements. */
+ * [r0, r1) of a += bias; c = a op b (c may be a or b); c = a op s (c may be a); XO_SUM or
+ * XO_MAX_ELEMENT of n >= 1 contiguous elements. */
 void xo__cpu_unary_loop(xo_dtype dt, int op, const void *x, void *y, size_t n);
+void xo__cpu_binary_loop(xo_dtype dt, int op, const void *a, const void *b, void *c, size_t n);
 void xo__cpu_bias_rows(xo_dtype dt, void *a, size_t lda, const void *bias, size_t r0, size_t r1, size_t cols);
 void xo__cpu_bscalar_loop(xo_dtype dt, int op, const void *a, double s, void *c, size_t n);
 double xo__cpu_reduce_loop(xo_dtype dt, int op, const void *x, size_t n);

@@ -221,10 +221,34 @@ static const xo_host_blas cpu_host_blas = {
     .daxpy = host_daxpy,
 };
 
-/* The extras of this plugin: its host BLAS entries, for the core's fast path. */
+/* The "xo_chain" extra: a plan's element-wise chains as one blocked pass (cpu_chain.c). */
+static int cpu_chain_supports(void *state, int dev, const xo_chain *chain)
+{
+    (void)state;
+    (void)dev;
+    return xo__cpu_chain_supports(chain);
+}
+
+static xo_status cpu_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
+{
+    (void)dev;
+    (void)token;
+    cpu_state *s = state;
+    return xo__cpu_chain_run(s->host, s->pool, chain);
+}
+
+static const xo_chain_runner cpu_chain = {
+    .supports = cpu_chain_supports,
+    .run = cpu_chain_run,
+};
+
+/* The extras of this plugin: its host BLAS entries, for the core's fast path, and its
+ * chain runner, for plans. */
 static const void *cpu_get_proc_address(const char *name)
 {
-    return strcmp(name, "xo_host_blas") == 0 ? &cpu_host_blas : NULL;
+    if (strcmp(name, "xo_host_blas") == 0)
+        return &cpu_host_blas;
+    return strcmp(name, "xo_chain") == 0 ? &cpu_chain : NULL;
 }
 
 static const xo_plugin cpu_plugin = {

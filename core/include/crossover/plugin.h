@@ -292,7 +292,9 @@ typedef struct xo_plugin {
  *   from[a] >= 0  operand a is the result of the earlier step from[a] (element i): use
  *                 that value, do not read memory (it may not have been stored);
  *   from[a] <  0  read it from memory (never something an earlier step of the chain
- *                 writes: the core sets from[] for every such operand).
+ *                 writes: the core sets from[] for every such operand). An output the
+ *                 step does not read (unary's y, fill's x, axpby's y with beta == 0...)
+ *                 may have from[] set too: it only says the step overwrites that result.
  *   store = 1     write the result to the output operand; store = 0: do not (the core
  *                 has proved nothing reads it before it is overwritten: fused away).
  * A step's output never overlaps another operand of the chain except element-aligned

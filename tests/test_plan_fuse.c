@@ -1,0 +1,571 @@
+/* Plans: fusion of element-wise chains (core/plan/plan_fuse.c) through each device's
+ * "xo_chain" runner (the CPU plugin's, the mock's, and any other plugin's that has one),
+ * every result checked against the same calls issued eagerly on twin buffers: random
+ * chains, results fused away (store = 0) only where the plan proves nothing sees them,
+ * chains on every device, a chain whose launch fails; gemm epilogues. */
+#include "xo_test.h"
+#include "mock_plugin.h"
+#include "test_plan_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random chains and what describe shows ------------------------------------------- */
+
+#define FN (3 * 4096 + 17) /* more than one CPU block (2048), and a tail; 107 x 115 */
+#define FBUF 6
+
+/* One random element-wise op over FN elements of buffers from bufs (FN + 8 each), at
+ * element offset 0 or 3, or a scale_by whose factor is an element of one of them. */
+static xo_status fused_op(xo_context *ctx, uint64_t *rng, xo_buffer *const *bufs, int *kind_out)
+{
+    int k = (int)xot_uniform(rng, 0, 9), i = (int)xot_uniform(rng, 0, FBUF), j;
+    do
+        j = (int)xot_uniform(rng, 0, FBUF);
+    while (j == i);
+    int l = (int)xot_uniform(rng, 0, FBUF);
+    size_t oi = xot_uniform(rng, 0, 1) < 0.75 ? 0 : 3, oj = xot_uniform(rng, 0, 1) < 0.75 ? 0 : 3;
+    xo_buffer *x = bufs[i], *y = bufs[j];
+    *kind_out = k;
+    switch (k) {
+    case 0: return xo_sunary(ctx, (xo_unary_op)(xot_uniform(rng, 0, 2) < 1 ? XO_TANH : XO_NEG), FN, x, oi, y, oj);
+    case 1: return xo_sbinary(ctx, XO_ADD, FN, x, oi, bufs[l], 0, y, oj);
+    case 2: return xo_sbinary_scalar(ctx, XO_MUL, FN, x, oi, 0.75f, y, oj);
+    case 3: return xo_sscal(ctx, FN, 1.25f, y, oj, 1);
+    case 4: return xo_sfill(ctx, FN, 0.5f, y, oj, 1);
+    case 5: return xo_saxpy(ctx, FN, 0.5f, x, oi, 1, y, oj, 1);
+    case 6: return xo_saxpby(ctx, FN, 0.5f, x, oi, 1, 0.25f, y, oj, 1);
+    case 7: return xo_scopy(ctx, FN, x, oi, 1, y, oj, 1);
+    default: return xo_sscale_by(ctx, FN, x, (size_t)xot_uniform(rng, 0, FN), y, oj, 1);
+    }
+}
+
+static void plan_fused_chains(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0; /* every op on the CPU: chains fuse there */
+    float *init = malloc(sizeof(float) * (FN + 8));
+    int fused_total = 0;
+    for (int seq = 0; seq < 40; seq++) {
+        xo_buffer *e[FBUF], *p[FBUF];
+        for (int b = 0; b < FBUF; b++) {
+            xot_fill_f(init, FN + 8, (uint64_t)(seq * 10 + b), 0.5, 1.0);
+            e[b] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+            p[b] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+        }
+        uint64_t rng_e = 99 + (uint64_t)seq, rng_p = rng_e;
+        int len = 2 + seq % 12, kind;
+        xo_status st_e[16];
+        for (int i = 0; i < len; i++)
+            st_e[i] = fused_op(ctx, &rng_e, e, &kind);
+        xot_assert_ok(xo_capture_begin(ctx));
+        for (int i = 0; i < len; i++)
+            assert_int_equal(fused_op(ctx, &rng_p, p, &kind), st_e[i]);
+        xo_plan *plan;
+        xot_assert_ok(xo_capture_end(ctx, &plan));
+        char text[8192];
+        xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+        fused_total += xot_contains(text, "+");
+        xot_assert_ok(xo_plan_run(plan));
+        for (int b = 0; b < FBUF; b++) {
+            float *x = xot_read_all(p[b]), *y = xot_read_all(e[b]);
+            long bad = xot_first_mismatch_f(x, y, FN + 8, 1e-6);
+            if (bad >= 0)
+                fail_msg("sequence %d: buffer %d differs at %ld (%g, eager %g)\n%s", seq, b, bad, x[bad], y[bad], text);
+            free(x);
+            free(y);
+            xo_buffer_destroy(e[b]);
+            xo_buffer_destroy(p[b]);
+        }
+        xo_plan_destroy(plan);
+    }
+    assert_true(fused_total >= 10); /* the random chains did fuse */
+    free(init);
+    xot_plan_done(ctx);
+}
+
+/* A chain that fuses whole, then ops that must not join it: one reads what the chain
+ * wrote at another offset, one takes its factor from an element the chain wrote. */
+static void plan_fused_describe(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    xo_buffer *b[5];
+    float *init = malloc(sizeof(float) * (FN + 8));
+    for (int i = 0; i < 5; i++) {
+        xot_fill_f(init, FN + 8, (uint64_t)i, 0.5, 1.0);
+        b[i] = xot_buffer(ctx, init, sizeof(float) * (FN + 8));
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_sunary(ctx, XO_TANH, FN, b[0], 0, b[1], 0));
+    xot_assert_ok(xo_sbinary(ctx, XO_ADD, FN, b[1], 0, b[0], 0, b[2], 0));
+    xot_assert_ok(xo_sscal(ctx, FN, 0.5f, b[2], 0, 1));
+    xot_assert_ok(xo_saxpy(ctx, FN, 1.5f, b[1], 0, 1, b[2], 0, 1));
+    xot_assert_ok(xo_scopy(ctx, FN, b[2], 0, 1, b[3], 0, 1));
+    xot_assert_ok(xo_sscale_by(ctx, FN, b[4], FN + 2, b[3], 0, 1));
+    xot_assert_ok(xo_sbinary_scalar(ctx, XO_MUL, FN, b[3], 0, 2.0f, b[3], 0));
+    xot_assert_ok(xo_saxpby(ctx, FN, 0.3f, b[0], 0, 1, 0.7f, b[3], 0, 1));
+    xot_assert_ok(xo_sunary(ctx, XO_EXP, FN, b[2], 1, b[4], 0));        /* b[2] shifted: a new step */
+    xot_assert_ok(xo_sscale_by(ctx, FN, b[4], 5, b[1], 0, 1));          /* factor written by the step */
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[8192];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    print_message("%s", text);
+    assert_true(xot_contains(text, "step 1: sunary+sbinary+sscal+saxpy+scopy+sscale_by+sbinary_scalar+saxpby n=12305 "
+                                   "on 0 (cpu)"));
+    /* b[2]'s last writer in the chain is saxpy (read later at offset 1), b[3]'s saxpby
+     * (the plan ends with it), b[1]'s sunary (scaled later): the others are fused away. */
+    assert_true(xot_contains(text, "; not stored: sbinary (call 2), sscal (call 3), scopy (call 5), sscale_by (call 6), "
+                                   "sbinary_scalar (call 7)\n"));
+    assert_true(xot_contains(text, "step 2: sunary n=12305 on 0"));
+    assert_true(xot_contains(text, "step 3: sscale_by n=12305 on 0"));
+    assert_true(xot_contains(text, "plan: 10 ops in 3 steps"));
+    xot_assert_ok(xo_stats_reset(ctx));
+    xot_assert_ok(xo_plan_run(plan));
+    xo_stats s = xot_plan_stats(ctx, 0);
+    assert_int_equal(s.ops, 10);
+    assert_true(s.busy_us > 0);
+    xo_plan_destroy(plan);
+    for (int i = 0; i < 5; i++)
+        xo_buffer_destroy(b[i]);
+    free(init);
+    xot_plan_done(ctx);
+}
+
+/* ---- what is fused away and what is kept ---------------------------------------------- */
+
+/* Buffers of the programs below, FN floats each. */
+enum { X, T, Y, A, B, OUT, NB };
+#define RET(e) XO_RETURN_IF_ERROR(e)
+
+/* The chain: T = tanh(X) (an intermediate), Y = 2 T + Y, Y *= 0.5. Then a tail that
+ * decides whether T must reach memory. io: host data of recorded reads and writes. */
+static xo_status chain_head(xo_context *ctx, xo_buffer *const *b)
+{
+    RET(xo_sunary(ctx, XO_TANH, FN, b[X], 0, b[T], 0));
+    RET(xo_saxpy(ctx, FN, 2.0f, b[T], 0, 1, b[Y], 0, 1));
+    return xo_sbinary_scalar(ctx, XO_MUL, FN, b[Y], 0, 0.5f, b[Y], 0);
+}
+
+/* T overwritten whole by a gemm with beta 0 (C = T as 107 x 115; A 107 x 2, B 2 x 115). */
+static xo_status gemm_over_t(xo_context *ctx, xo_buffer *const *b, float beta)
+{
+    return xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 107, 115, 2, 1.0f, b[A], 0, 2, b[B], 0, 115, beta,
+                    b[T], 0, 115);
+}
+
+/* A dot of Y with itself: not element-wise, so the chain ends before what follows. */
+static xo_status dot_y(xo_context *ctx, xo_buffer *const *b)
+{
+    return xo_sdot(ctx, FN, b[Y], 0, 1, b[Y], 0, 1, b[OUT], 0);
+}
+
+typedef struct tail_case {
+    const char *name;
+    int fused_away; /* T's producer (call 1) is not stored */
+    xo_status (*tail)(xo_context *ctx, xo_buffer *const *b, float *io);
+} tail_case;
+
+static xo_status away_gemm(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    return gemm_over_t(ctx, b, 0.0f);
+}
+static xo_status away_fill(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    RET(dot_y(ctx, b));
+    return xo_sfill(ctx, FN, 0.25f, b[T], 0, 1);
+}
+static xo_status away_unary(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    RET(dot_y(ctx, b));
+    RET(xo_sunary(ctx, XO_NEG, FN, b[Y], 0, b[T], 0)); /* reads Y, writes T whole */
+    return xo_saxpy(ctx, FN, 1.0f, b[T], 0, 1, b[Y], 0, 1);
+}
+static xo_status away_write(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    RET(dot_y(ctx, b));
+    return xo_buffer_write(b[T], 0, io, FN * sizeof(float)); /* a recorded write over all of T */
+}
+static xo_status kept_end(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)ctx, (void)b, (void)io;
+    return XO_OK; /* the caller may read T after the run */
+}
+static xo_status kept_read(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    RET(xo_buffer_read(b[T], 0, io, FN * sizeof(float))); /* a recorded read sees T */
+    return gemm_over_t(ctx, b, 0.0f);
+}
+static xo_status kept_read_part(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    RET(xo_buffer_read(b[T], 4000 * sizeof(float), io, 16 * sizeof(float)));
+    return gemm_over_t(ctx, b, 0.0f);
+}
+static xo_status kept_op(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    RET(xo_sdot(ctx, FN, b[T], 0, 1, b[X], 0, 1, b[OUT], 0)); /* an op reads T */
+    return gemm_over_t(ctx, b, 0.0f);
+}
+static xo_status kept_gemm_beta(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    return gemm_over_t(ctx, b, 0.5f); /* beta != 0: the gemm reads T */
+}
+static xo_status kept_partial(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    return xo_sfill(ctx, FN / 2, 0.0f, b[T], 0, 1); /* half of T survives the run */
+}
+static xo_status kept_scale_by(xo_context *ctx, xo_buffer *const *b, float *io)
+{
+    (void)io;
+    RET(dot_y(ctx, b));
+    RET(xo_sscale_by(ctx, FN, b[T], 77, b[Y], 0, 1)); /* one element of T as a factor */
+    return xo_sfill(ctx, FN, 0.25f, b[T], 0, 1);
+}
+
+static const tail_case tails[] = {
+    {"gemm beta 0 overwrites T", 1, away_gemm},
+    {"fill overwrites T", 1, away_fill},
+    {"unary overwrites T", 1, away_unary},
+    {"recorded write overwrites T", 1, away_write},
+    {"the plan ends", 0, kept_end},
+    {"recorded read of T", 0, kept_read},
+    {"recorded read of part of T", 0, kept_read_part},
+    {"an op reads T", 0, kept_op},
+    {"gemm beta 0.5 reads T", 0, kept_gemm_beta},
+    {"half of T overwritten", 0, kept_partial},
+    {"scale_by reads an element of T", 0, kept_scale_by},
+};
+
+/* Buffers with the same seeded data for an eager run and a plan. */
+static void make_bufs(xo_context *ctx, xo_buffer **e, xo_buffer **p, size_t n)
+{
+    float *init = malloc(sizeof(float) * n);
+    for (int i = 0; i < NB; i++) {
+        xot_fill_f(init, n, (uint64_t)(i + 1), -1.0, 1.0);
+        e[i] = xot_buffer(ctx, init, sizeof(float) * n);
+        p[i] = xot_buffer(ctx, init, sizeof(float) * n);
+    }
+    free(init);
+}
+
+/* Every buffer (and the recorded reads' data) of the plan's run equals the eager run's. */
+static void compare_bufs(xo_buffer **e, xo_buffer **p, size_t n, const float *io_e, const float *io_p, double tol,
+                         const char *what, const char *text)
+{
+    for (int i = 0; i < NB; i++) {
+        float *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
+        long bad = xot_first_mismatch_f(x, y, n, tol);
+        if (bad >= 0)
+            fail_msg("%s: buffer %d differs at %ld (%g, eager %g)\n%s", what, i, bad, x[bad], y[bad], text);
+        free(x);
+        free(y);
+    }
+    long bad = xot_first_mismatch_f(io_p, io_e, FN, tol);
+    if (bad >= 0)
+        fail_msg("%s: recorded read differs at %ld (%g, eager %g)\n%s", what, bad, io_p[bad], io_e[bad], text);
+}
+
+/* Each tail on device `dev` (forced), the plan run twice against the eager calls twice;
+ * describe says whether T's producer is fused away. */
+static void run_tails(xo_context *ctx, int dev, double tol, int expect_fused)
+{
+    for (size_t c = 0; c < sizeof tails / sizeof *tails; c++) {
+        const tail_case *tc = &tails[c];
+        char what[160];
+        snprintf(what, sizeof what, "device %d, %s", dev, tc->name);
+        ctx->forced = dev;
+        xo_buffer *e[NB], *p[NB];
+        make_bufs(ctx, e, p, FN);
+        float *io_e = calloc(FN, sizeof(float)), *io_p = calloc(FN, sizeof(float));
+        xot_fill_f(io_e, FN, 99, -2.0, 2.0);
+        memcpy(io_p, io_e, FN * sizeof(float));
+        for (int r = 0; r < 2; r++) {
+            xot_assert_ok(chain_head(ctx, e));
+            xot_assert_ok(tc->tail(ctx, e, io_e));
+        }
+        xot_assert_ok(xo_capture_begin(ctx));
+        xot_assert_ok(chain_head(ctx, p));
+        xot_assert_ok(tc->tail(ctx, p, io_p));
+        xo_plan *plan;
+        xot_assert_ok(xo_capture_end(ctx, &plan));
+        char text[4096];
+        xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+        if (expect_fused) {
+            if (!xot_contains(text, "step 1: sunary+saxpy+sbinary_scalar n=12305"))
+                fail_msg("%s: the chain did not fuse\n%s", what, text);
+            const char *want = tc->fused_away ? "; not stored: sunary (call 1), saxpy (call 2)\n"
+                                              : "; not stored: saxpy (call 2)\n";
+            if (!xot_contains(text, want))
+                fail_msg("%s: describe lacks \"%s\"\n%s", what, want, text);
+        }
+        xot_assert_ok(xo_plan_run(plan));
+        xot_assert_ok(xo_plan_run(plan));
+        compare_bufs(e, p, FN, io_e, io_p, tol, what, text);
+        xo_plan_destroy(plan);
+        for (int i = 0; i < NB; i++) {
+            xo_buffer_destroy(e[i]);
+            xo_buffer_destroy(p[i]);
+        }
+        free(io_e);
+        free(io_p);
+    }
+}
+
+/* On the CPU: T is fused away exactly where the plan proves nobody sees it. */
+static void plan_fused_away(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    run_tails(ctx, 0, 1e-6, 1);
+    xot_plan_done(ctx);
+}
+
+/* The same programs forced onto every device: the mock's runner (asynchronous, device
+ * memory), and whatever runner another plugin offers (PoCL, CUDA); a device without one,
+ * or refusing the chain, runs the ops one by one with the same results. */
+static void plan_chain_every_device(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    for (int d = 1; d < xo_device_count(ctx); d++) {
+        print_message("device %d (%s): %s\n", d, ctx->dev[d].info.plugin,
+                      ctx->dev[d].chain ? "has a chain runner" : "runs chains op by op");
+        run_tails(ctx, d, 1e-5, d == mock);
+    }
+    xot_plan_done(ctx);
+}
+
+/* The mock's chain launch fails once: each op of the chain completes on the CPU (one
+ * fallback per recorded op), with the right results; the plan is placed again without the
+ * mock (plan_run.c), and after 16 runs with it again, where it fuses again. */
+static void plan_chain_launch_fails(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = mock;
+    xo_buffer *e[NB], *p[NB];
+    make_bufs(ctx, e, p, FN);
+    float io[FN];
+    for (int r = 0; r < 18; r++) { /* the eager twin of the plan's 18 runs */
+        xot_assert_ok(chain_head(ctx, e));
+        xot_assert_ok(away_fill(ctx, e, io));
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(chain_head(ctx, p));
+    xot_assert_ok(away_fill(ctx, p, io));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xot_assert_ok(xo_finish(ctx));
+    xot_assert_ok(xo_stats_reset(ctx));
+    long runs0 = xo_mock_calls(XO_MOCK_RUN);
+    xo_mock_fail(XO_MOCK_RUN, 1);
+    xot_assert_ok(xo_plan_run(plan));
+    xo_stats s1 = xot_plan_stats(ctx, mock), s0 = xot_plan_stats(ctx, 0);
+    assert_int_equal(s1.fallbacks, 3);                     /* the chain's three ops */
+    assert_int_equal(s0.ops, 3);                           /* ... completed on the CPU */
+    assert_int_equal(s1.ops, 2);                           /* dot and fill */
+    assert_int_equal(xo_mock_calls(XO_MOCK_RUN) - runs0, 1 + 2); /* the failed chain, dot, fill */
+    for (int r = 2; r <= 17; r++) /* placed again without the mock; with it after run 17 */
+        xot_assert_ok(xo_plan_run(plan));
+    s0 = xot_plan_stats(ctx, 0);
+    assert_int_equal(s0.ops, 3 + 16 * 5);
+    long before = xo_mock_calls(XO_MOCK_RUN);
+    xot_assert_ok(xo_plan_run(plan));
+    s1 = xot_plan_stats(ctx, mock);
+    assert_int_equal(s1.ops, 2 + 5);                      /* the chain's three ops, dot, fill */
+    assert_int_equal(xo_mock_calls(XO_MOCK_RUN) - before, 3); /* one chain launch, dot, fill */
+    assert_int_equal(s1.fallbacks, 3);
+    char text[4096];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    float none[FN];
+    memset(none, 0, sizeof none);
+    compare_bufs(e, p, FN, none, none, 1e-6, "a chain whose launch failed", text);
+    xo_plan_destroy(plan);
+    for (int i = 0; i < NB; i++) {
+        xo_buffer_destroy(e[i]);
+        xo_buffer_destroy(p[i]);
+    }
+    xot_plan_done(ctx);
+}
+
+/* A chain large enough for the CPU plugin to split its blocks over its threads (each
+ * with its own temporaries): Adam's update with its temporary fused away. */
+#define LN ((size_t)5 << 16)
+static xo_status adam(xo_context *ctx, xo_buffer *const *b, size_t n)
+{
+    /* b: X = w, T = t, Y = m, A = v, B = g, OUT = lr_t (element 0) */
+    RET(xo_saxpby(ctx, n, 0.1f, b[B], 0, 1, 0.9f, b[Y], 0, 1));
+    RET(xo_sbinary(ctx, XO_MUL, n, b[B], 0, b[B], 0, b[T], 0));
+    RET(xo_saxpby(ctx, n, 0.001f, b[T], 0, 1, 0.999f, b[A], 0, 1));
+    RET(xo_sunary(ctx, XO_SQRT, n, b[A], 0, b[T], 0));
+    RET(xo_sbinary_scalar(ctx, XO_ADD, n, b[T], 0, 1e-8f, b[T], 0));
+    RET(xo_sbinary(ctx, XO_DIV, n, b[Y], 0, b[T], 0, b[T], 0));
+    RET(xo_sscale_by(ctx, n, b[OUT], 0, b[T], 0, 1));
+    RET(xo_saxpy(ctx, n, -1.0f, b[T], 0, 1, b[X], 0, 1));
+    return xo_sfill(ctx, n - 1, 0.0f, b[T], 1, 1); /* not joined (n differs): overwrites part of T */
+}
+
+static void plan_fused_threads(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    xo_buffer *e[NB], *p[NB];
+    make_bufs(ctx, e, p, LN);
+    float lr = 0.01f;
+    xot_assert_ok(xo_buffer_write(e[OUT], 0, &lr, sizeof lr));
+    xot_assert_ok(xo_buffer_write(p[OUT], 0, &lr, sizeof lr));
+    for (int r = 0; r < 2; r++) { /* v must stay positive */
+        xot_assert_ok(xo_sunary(ctx, XO_SQUARE, LN, e[A], 0, e[A], 0));
+        xot_assert_ok(xo_sunary(ctx, XO_SQUARE, LN, p[A], 0, p[A], 0));
+    }
+    for (int r = 0; r < 3; r++)
+        xot_assert_ok(adam(ctx, e, LN));
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(adam(ctx, p, LN));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[4096];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    print_message("%s", text);
+    assert_true(xot_contains(text, "step 1: saxpby+sbinary+saxpby+sunary+sbinary_scalar+sbinary+sscale_by+saxpy n=327680"));
+    /* t's first element is left as the chain's last write stored it (the fill starts at 1) */
+    assert_true(xot_contains(text, "; not stored: sbinary (call 2), sunary (call 4), sbinary_scalar (call 5), "
+                                   "sbinary (call 6)\n"));
+    for (int r = 0; r < 3; r++)
+        xot_assert_ok(xo_plan_run(plan));
+    float none[FN];
+    memset(none, 0, sizeof none);
+    compare_bufs(e, p, LN, none, none, 1e-5, "adam", text);
+    xo_plan_destroy(plan);
+    for (int i = 0; i < NB; i++) {
+        xo_buffer_destroy(e[i]);
+        xo_buffer_destroy(p[i]);
+    }
+    xot_plan_done(ctx);
+}
+
+/* ---- gemm epilogues --------------------------------------------------------------- */
+
+enum { EM = 33, EN = 40, EK = 17 };
+typedef struct epi_case {
+    const char *name;
+    const char *step1; /* what describe shows as step 1 */
+    int layout, bias, act, in_place;
+    float beta;
+} epi_case;
+
+static const epi_case epis[] = {
+    {"gemm, bias, tanh", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 1, 0.0f},
+    {"gemm, relu", "step 1: sgemm+sunary 33x40x17 on", XO_ROW_MAJOR, 0, XO_RELU, 1, 0.0f},
+    {"gemm, bias", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, -1, 1, 0.0f},
+    {"gemm beta 0.5, bias, sigmoid", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_SIGMOID, 1, 0.5f},
+    {"activation written elsewhere", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 0, 0.0f},
+    {"column-major C", "step 1: sgemm 33x40x17 on", XO_COL_MAJOR, 1, XO_TANH, 1, 0.0f},
+    {"a gradient is no activation", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH_GRAD, 1, 0.0f},
+};
+
+/* b: A (EM x EK), B (EK x EN), C (EM x EN), bias (EN), D (EM x EN). */
+static xo_status epi_program(xo_context *ctx, const epi_case *ec, xo_buffer *const *b)
+{
+    int row = ec->layout == XO_ROW_MAJOR;
+    RET(xo_sgemm(ctx, (xo_layout)ec->layout, XO_NO_TRANS, XO_NO_TRANS, EM, EN, EK, 1.0f, b[0], 0, row ? EK : EM, b[1], 0,
+                 row ? EN : EK, ec->beta, b[2], 0, row ? EN : EM));
+    if (ec->bias)
+        RET(xo_sbias(ctx, EM, EN, b[2], 0, EN, b[3], 0));
+    if (ec->act >= 0)
+        RET(xo_sunary(ctx, (xo_unary_op)ec->act, EM * EN, b[2], 0, b[ec->in_place ? 2 : 4], 0));
+    return XO_OK;
+}
+
+/* A gemm whose C a bias and/or an activation then finish in place runs as one
+ * gemm_bias_act, on every device, with the results of the ops one by one (and with
+ * XO_PLAN=eager, the ops as recorded); other shapes stay apart. */
+static void plan_gemm_epilogue(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    for (int d = 0; d < xo_device_count(ctx); d++)
+        for (size_t c = 0; c < sizeof epis / sizeof *epis; c++)
+            for (int eager = 0; eager < 2; eager++) {
+                const epi_case *ec = &epis[c];
+                char what[160];
+                snprintf(what, sizeof what, "device %d, %s%s", d, ec->name, eager ? ", XO_PLAN=eager" : "");
+                ctx->forced = d;
+                ctx->plan_eager = 0;
+                xo_buffer *e[5], *p[5];
+                float *init = malloc(sizeof(float) * EM * EN);
+                for (int i = 0; i < 5; i++) {
+                    xot_fill_f(init, EM * EN, (uint64_t)(i + 7), -1.0, 1.0);
+                    e[i] = xot_buffer(ctx, init, sizeof(float) * EM * EN);
+                    p[i] = xot_buffer(ctx, init, sizeof(float) * EM * EN);
+                }
+                free(init);
+                for (int r = 0; r < 2; r++)
+                    xot_assert_ok(epi_program(ctx, ec, e));
+                xot_assert_ok(xo_capture_begin(ctx));
+                xot_assert_ok(epi_program(ctx, ec, p));
+                xo_plan *plan;
+                xot_assert_ok(xo_capture_end(ctx, &plan));
+                char text[4096];
+                xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+                if (!xot_contains(text, ec->step1))
+                    fail_msg("%s: describe lacks \"%s\"\n%s", what, ec->step1, text);
+                ctx->plan_eager = eager;
+                xot_assert_ok(xo_finish(ctx));
+                xot_assert_ok(xo_stats_reset(ctx));
+                xot_assert_ok(xo_plan_run(plan));
+                xot_assert_ok(xo_plan_run(plan));
+                uint64_t ops = 0;
+                for (int k = 0; k < xo_device_count(ctx); k++)
+                    ops += xot_plan_stats(ctx, k).ops;
+                assert_int_equal(ops, 2 * (1 + ec->bias + (ec->act >= 0))); /* one count per recorded op */
+                for (int i = 0; i < 5; i++) {
+                    float *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
+                    long bad = xot_first_mismatch_f(x, y, EM * EN, 1e-5);
+                    if (bad >= 0)
+                        fail_msg("%s: buffer %d differs at %ld (%g, eager %g)\n%s", what, i, bad, x[bad], y[bad], text);
+                    free(x);
+                    free(y);
+                }
+                xo_plan_destroy(plan);
+                for (int i = 0; i < 5; i++) {
+                    xo_buffer_destroy(e[i]);
+                    xo_buffer_destroy(p[i]);
+                }
+            }
+    ctx->plan_eager = 0;
+    xot_plan_done(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan_fused_chains),
+        cmocka_unit_test(plan_fused_describe),
+        cmocka_unit_test(plan_fused_away),
+        cmocka_unit_test(plan_chain_every_device),
+        cmocka_unit_test(plan_chain_launch_fails),
+        cmocka_unit_test(plan_fused_threads),
+        cmocka_unit_test(plan_gemm_epilogue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
