@@ -402,7 +402,9 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         if (has_twin)
             twin_rate[round] =
                 run_other_slice(b, w, "plain CBLAS", fm->twin, fm->twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
-        if (has_plan) {
+        /* the plan samples the rounds auto samples (a slow workload's auto every 2nd, 4th
+         * round: bench_workloads.c's strides), so that plan/eager pairs every round it can */
+        if (has_plan && (round == 0 || !cf[au].stride || round % cf[au].stride == 0)) {
             xo__bench_use_config(b, au); /* placed at capture; a re-placement would use auto */
             /* warm-up in round 0 only: a plan's placement is fixed and its buffers its own */
             plan_rate[round] = run_other_slice(b, w, "a plan", fm->plan_iter, fm->plan_st, round == 0 ? warmup : 0,

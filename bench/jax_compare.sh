@@ -31,7 +31,7 @@ import json, sys
 jx = json.load(open(sys.argv[1]))
 xo = json.load(open(sys.argv[2]))
 w = {x["name"]: x for x in xo["workloads"]}
-print("| workload | unit | JAX jit | crossover eager (auto) | crossover plan | plain CBLAS | plan / JAX |")
+print("| workload | unit | JAX jit | crossover eager (auto) | crossover plan | plain CBLAS | plan speed-up over JAX |")
 print("|---|---|---|---|---|---|---|")
 for j in jx["workloads"]:
     name, form = j["name"], j.get("form", "")
