@@ -590,7 +590,7 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
     for (int i = 0; i < b->nworkloads; i++) any_plan |= b->workloads[i].plan_check != XO_BENCH_PLAN_NONE;
     if (any_plan) {
         fputs("\nPlans: the check (after each of the first iterations, the loss of the plan against the eager "
-              "program's, both from the same start; tolerance 1e-3 relative) and `xo_plan_describe`'s summary.\n\n",
+              "program's, both from the same start; tolerance 1e-4 relative) and `xo_plan_describe`'s summary.\n\n",
               f);
         for (int i = 0; i < b->nworkloads; i++) {
             const xo__bench_workload *w = &b->workloads[i];
