@@ -56,7 +56,32 @@ typedef struct xo__bench_workload {
     double auto_over_best;              /* median over rounds of rate(auto) / rate(best); 0: unknown */
     double cblas_rate;                  /* the same program in plain CBLAS; 0: none */
     double auto_over_cblas;             /* median over rounds of rate(auto) / rate(CBLAS); 0: none */
+    /* The same iteration captured once as a plan (under auto) and replayed, timed in the
+     * same rounds (bench_workloads.c); rates 0: none. */
+    int plan_check;                     /* XO_BENCH_PLAN_NONE, _OK, _MISMATCH, _ERROR */
+    int plan_check_steps;               /* iterations compared, plan against eager */
+    double plan_check_rel;              /* largest relative difference of the checked value */
+    double plan_rate;                   /* median over rounds */
+    double plan_over_eager;             /* median over rounds of rate(plan) / rate(auto) */
+    double plan_over_cblas;             /* median over rounds of rate(plan) / rate(CBLAS) */
+    char plan_summary[192];             /* xo_plan_describe's last line */
 } xo__bench_workload;
+
+enum { XO_BENCH_PLAN_NONE = 0, XO_BENCH_PLAN_OK, XO_BENCH_PLAN_MISMATCH, XO_BENCH_PLAN_ERROR };
+
+/* The batch-1 3 -> 100 -> 3 evaluation y = W2 tanh(W1 x + b1) + b2, x in from the host and
+ * y out to it (an ODE solver's right-hand side), per evaluation: eager crossover ops,
+ * the same ops as a plan, plain CBLAS calls, one hand-vectorised C loop (bench_eval1.c). */
+enum { XO_EVAL1_EAGER, XO_EVAL1_PLAN, XO_EVAL1_CBLAS, XO_EVAL1_LOOP, XO_EVAL1_N };
+extern const char *const xo__bench_eval1_names[XO_EVAL1_N];
+typedef struct xo__bench_eval1 {
+    int status;                   /* XO_BENCH_OK, _ERROR (batches 0: not run) */
+    double median_ns[XO_EVAL1_N]; /* median over batches, ns per evaluation; 0: failed */
+    double best_ns[XO_EVAL1_N];   /* fastest batch */
+    double max_rel[XO_EVAL1_N];   /* largest relative error of y against a double reference */
+    int batches, evals_per_batch;
+    char plan_summary[192];
+} xo__bench_eval1;
 
 /* A crossover: the smallest size from which a device beats the CPU at every larger
  * measured size. */
@@ -86,6 +111,7 @@ typedef struct xo__bench {
     xo__bench_result *results; /* [point][config][state] */
     int nworkloads;
     xo__bench_workload workloads[XO_BENCH_MAX_WORKLOADS];
+    xo__bench_eval1 eval1;
     /* analysis (bench_report.c) */
     xo__bench_crossover cross[XO_BENCH_NOPS][XO_BENCH_MAX_CONFIGS][XO_BENCH_NSTATES];
     xo__bench_regret regret[XO_BENCH_NOPS + 1][XO_BENCH_NSTATES + 1]; /* [op or all][state or both] */
@@ -119,17 +145,28 @@ void xo__bench_rnn_free(void *st);
 xo_status xo__bench_rnn_iter(xo_context *ctx, void *st);
 xo_status xo__bench_rnn_cblas_iter(xo_context *ctx, void *st);
 float xo__bench_rnn_loss(const void *st);
+/* The iteration as a plan: _capture records one iteration into the state's plan (under
+ * the device policy in force; *out: the plan, owned by the state), _plan_iter runs it (the host's part around the run
+ * included). */
+xo_status xo__bench_rnn_capture(xo_context *ctx, void *st, xo_plan **out);
+xo_status xo__bench_rnn_plan_iter(xo_context *ctx, void *st);
 void *xo__bench_ode_new(xo_context *ctx, int cblas);
 void xo__bench_ode_free(void *st, int cblas);
 xo_status xo__bench_ode_iter(xo_context *ctx, void *st);
 xo_status xo__bench_ode_cblas_iter(xo_context *ctx, void *st);
 float xo__bench_ode_loss(const void *st, int cblas);
+xo_status xo__bench_ode_capture(xo_context *ctx, void *st, xo_plan **out);
+xo_status xo__bench_ode_plan_iter(xo_context *ctx, void *st);
+
+/* bench_eval1.c: fills b->eval1; 0, or XO_TOOL_FAIL (a variant failed or was wrong). */
+int xo__bench_run_eval1(xo__bench *b);
 
 /* bench_report.c */
 void xo__bench_analyse(xo__bench *b);
 int xo__bench_write_csv(xo__bench *b, const char *path);
 int xo__bench_write_json(xo__bench *b, const char *path);
 int xo__bench_write_markdown(xo__bench *b, const char *path);
+int xo__bench_write_workloads_csv(xo__bench *b, const char *path);
 /* "1048576" -> "1M", "2048" -> "2048"; for tables. */
 void xo__bench_format_size(double size, char *out, size_t cap);
 

@@ -6,7 +6,9 @@
  * the loss 0.5 ||z_N - target||^2 back, backpropagates through every RK4 stage (the
  * discrete adjoint), clips the gradient's norm on the device (no host sync: scale_by),
  * and takes an SGD step. About 8,000 ops per iteration over a few dozen buffers; the
- * stages' inputs and activations live in a few large buffers at offsets. */
+ * stages' inputs and activations live in a few large buffers at offsets. As a plan
+ * (xo__bench_ode_capture): the whole iteration recorded once, the loss given out by a
+ * recorded read. */
 #include "bench.h"
 
 #include <cblas.h>
@@ -75,10 +77,12 @@ static void ode_init(int id, float *h, size_t n)
 typedef struct ode_xo {
     xo_buffer *b[O_N];
     float loss;
+    xo_plan *plan; /* the iteration, recorded (xo__bench_ode_capture) */
 } ode_xo;
 
 static void ode_xo_free(ode_xo *o)
 {
+    xo_plan_destroy(o->plan);
     for (int i = 0; i < O_N; i++) xo_buffer_destroy(o->b[i]);
     memset(o, 0, sizeof *o);
 }
@@ -176,6 +180,29 @@ xo_status xo__bench_ode_iter(xo_context *ctx, void *st)
         TRY(xo_saxpy(ctx, ode_size(p).n, -ode_lr, b[p], 0, 1, b[p - O_DW1], 0, 1));
     }
     return XO_OK;
+}
+
+xo_status xo__bench_ode_capture(xo_context *ctx, void *st, xo_plan **out)
+{
+    ode_xo *o = st;
+    *out = o->plan;
+    if (o->plan) return XO_OK;
+    TRY(xo_capture_begin(ctx));
+    xo_status s = xo__bench_ode_iter(ctx, o);
+    xo_plan *plan = NULL;
+    xo_status e = xo_capture_end(ctx, &plan); /* ends the capture even when a call failed */
+    if (s != XO_OK) {
+        xo_plan_destroy(plan);
+        return s;
+    }
+    *out = o->plan = plan;
+    return e;
+}
+
+xo_status xo__bench_ode_plan_iter(xo_context *ctx, void *st)
+{
+    (void)ctx;
+    return xo_plan_run(((ode_xo *)st)->plan);
 }
 
 /* ---- with plain CBLAS (and C loops where BLAS has nothing) ---------------------------- */

@@ -253,6 +253,44 @@ static void auto_share(const xo__bench *b, const xo__bench_workload *w, char *ou
     }
 }
 
+static const char *plan_check_name(int c)
+{
+    return c == XO_BENCH_PLAN_OK ? "ok" : c == XO_BENCH_PLAN_MISMATCH ? "mismatch" : c == XO_BENCH_PLAN_ERROR ? "error" : "none";
+}
+
+static void json_rate(FILE *f, double v)
+{
+    if (v > 0)
+        json_num(f, v);
+    else
+        fputs("null", f);
+}
+
+static void json_eval1(FILE *f, const xo__bench_eval1 *e)
+{
+    if (!e->batches) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"unit\": \"ns per evaluation\", \"result\": \"%s\", \"batches\": %d, \"evals_per_batch\": %d",
+            e->status == XO_BENCH_OK ? "ok" : "error", e->batches, e->evals_per_batch);
+    const char *keys[3] = {"median_ns", "best_ns", "max_rel_error"};
+    for (int t = 0; t < 3; t++) {
+        fprintf(f, ", \"%s\": {", keys[t]);
+        for (int k = 0; k < XO_EVAL1_N; k++) {
+            fprintf(f, "%s\"%s\": ", k ? ", " : "", xo__bench_eval1_names[k]);
+            if (t == 2)
+                json_num(f, e->max_rel[k]);
+            else
+                json_rate(f, t == 0 ? e->median_ns[k] : e->best_ns[k]);
+        }
+        fputs("}", f);
+    }
+    fputs(", \"plan_summary\": ", f);
+    json_str(f, e->plan_summary);
+    fputs("}", f);
+}
+
 int xo__bench_write_json(xo__bench *b, const char *path)
 {
     FILE *f = open_out(path);
@@ -361,9 +399,60 @@ int xo__bench_write_json(xo__bench *b, const char *path)
             json_num(f, w->auto_over_cblas);
         else
             fputs("null", f);
+        fputs(", \"plan\": ", f), json_rate(f, w->plan_rate);
+        fputs(", \"plan_over_eager\": ", f), json_rate(f, w->plan_over_eager);
+        fputs(", \"plan_over_cblas\": ", f), json_rate(f, w->plan_over_cblas);
+        fprintf(f, ", \"plan_check\": {\"result\": \"%s\", \"iterations\": %d, \"max_rel_diff\": ",
+                plan_check_name(w->plan_check), w->plan_check_steps);
+        if (w->plan_check_steps)
+            json_num(f, w->plan_check_rel);
+        else
+            fputs("null", f);
+        fputs("}, \"plan_summary\": ", f);
+        json_str(f, w->plan_summary);
         fputs("}", f);
     }
-    fputs("\n  ]\n}\n", f);
+    fputs("\n  ],\n  \"eval_3_100_3\": ", f);
+    json_eval1(f, &b->eval1);
+    fputs("\n}\n", f);
+    return close_file(f, path);
+}
+
+/* ---- workloads.csv ----------------------------------------------------------------------- */
+
+int xo__bench_write_workloads_csv(xo__bench *b, const char *path)
+{
+    FILE *f = open_out(path);
+    if (!f) return XO_TOOL_FAIL;
+    fputs("workload,unit", f);
+    for (int c = 0; c < b->nconfigs; c++) fprintf(f, ",%s", b->cfg[c].spec);
+    fputs(",auto_over_best,cblas,auto_over_cblas,plan,plan_over_eager,plan_over_cblas,plan_check,"
+          "plan_check_max_rel\n",
+          f);
+    for (int i = 0; i < b->nworkloads; i++) {
+        const xo__bench_workload *w = &b->workloads[i];
+        fprintf(f, "%s,%s", w->name, w->unit);
+        const double v[] = {w->auto_over_best, w->cblas_rate, w->auto_over_cblas, w->plan_rate, w->plan_over_eager,
+                            w->plan_over_cblas};
+        for (int c = 0; c < b->nconfigs; c++) w->rate[c] > 0 ? fprintf(f, ",%.6g", w->rate[c]) : fputs(",", f);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) v[k] > 0 ? fprintf(f, ",%.6g", v[k]) : fputs(",", f);
+        fprintf(f, ",%s,", plan_check_name(w->plan_check));
+        if (w->plan_check != XO_BENCH_PLAN_NONE && w->plan_check_steps) fprintf(f, "%.3g", w->plan_check_rel);
+        fputc('\n', f);
+    }
+    const xo__bench_eval1 *e = &b->eval1;
+    if (e->batches) { /* the batch-1 evaluation as one row: ns per evaluation (lower is better) */
+        fputs("eval-3-100-3-b1,ns", f);
+        for (int c = 0; c < b->nconfigs; c++) fputs(",", f);
+        double eager = e->median_ns[XO_EVAL1_EAGER], plan = e->median_ns[XO_EVAL1_PLAN], cb = e->median_ns[XO_EVAL1_CBLAS];
+        fputs(",", f);
+        cb > 0 ? fprintf(f, ",%.6g", cb) : fputs(",", f);
+        fputs(",", f);
+        plan > 0 ? fprintf(f, ",%.6g", plan) : fputs(",", f);
+        plan > 0 && eager > 0 ? fprintf(f, ",%.6g", eager / plan) : fputs(",", f);
+        plan > 0 && cb > 0 ? fprintf(f, ",%.6g", cb / plan) : fputs(",", f);
+        fprintf(f, ",%s,%.3g\n", e->max_rel[XO_EVAL1_PLAN] <= 1e-4 ? "ok" : "mismatch", e->max_rel[XO_EVAL1_PLAN]);
+    }
     return close_file(f, path);
 }
 
@@ -457,12 +546,15 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
     fputs("\n## Workloads\n\nRates (higher is better) per forced device and under auto placement, each the median "
           "over short rounds in which the placements take turns; ratio = auto / best forced device (the median over "
           "the rounds of the ratio within a round); auto/CBLAS = auto over the same program written with plain CBLAS, "
-          "timed in the same rounds.\n\n| workload | unit |",
+          "timed in the same rounds; plan = one iteration captured once as a plan (under auto) and replayed, timed in "
+          "the same rounds, plan/eager = plan over auto (eager ops), plan/CBLAS = plan over plain CBLAS (each the "
+          "median over the rounds of the ratio within a round). A plan is timed only after its results matched the "
+          "eager program's (`MISMATCH` otherwise).\n\n| workload | unit |",
           f);
     for (int c = 0; c < b->nconfigs; c++) fprintf(f, " %s |", b->cfg[c].spec);
-    fputs(" ratio | CBLAS | auto/CBLAS | auto ran ops on | what |\n|---|---|", f);
+    fputs(" ratio | CBLAS | auto/CBLAS | plan | plan/eager | plan/CBLAS | auto ran ops on | what |\n|---|---|", f);
     for (int c = 0; c < b->nconfigs; c++) fputs("---|", f);
-    fputs("---|---|---|---|---|\n", f);
+    fputs("---|---|---|---|---|---|---|---|\n", f);
     for (int i = 0; i < b->nworkloads; i++) {
         const xo__bench_workload *w = &b->workloads[i];
         int best;
@@ -483,7 +575,56 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
             fprintf(f, " %.4g | %.2f |", w->cblas_rate, w->auto_over_cblas);
         else
             fputs(" - | - |", f);
+        if (w->plan_check == XO_BENCH_PLAN_MISMATCH)
+            fputs(" MISMATCH | - | - |", f);
+        else if (w->plan_check == XO_BENCH_PLAN_ERROR)
+            fputs(" failed | - | - |", f);
+        else if (w->plan_rate > 0) {
+            fprintf(f, " %.4g | %.2f |", w->plan_rate, w->plan_over_eager);
+            w->plan_over_cblas > 0 ? fprintf(f, " %.2f |", w->plan_over_cblas) : fputs(" - |", f);
+        } else
+            fputs(" - | - | - |", f);
         fprintf(f, " %s | %s |\n", share, w->note);
+    }
+    int any_plan = 0;
+    for (int i = 0; i < b->nworkloads; i++) any_plan |= b->workloads[i].plan_check != XO_BENCH_PLAN_NONE;
+    if (any_plan) {
+        fputs("\nPlans: the check (after each of the first iterations, the loss of the plan against the eager "
+              "program's, both from the same start; tolerance 1e-4 relative) and `xo_plan_describe`'s summary.\n\n",
+              f);
+        for (int i = 0; i < b->nworkloads; i++) {
+            const xo__bench_workload *w = &b->workloads[i];
+            if (w->plan_check == XO_BENCH_PLAN_NONE) continue;
+            fprintf(f, "- %s: check %s", w->name, plan_check_name(w->plan_check));
+            if (w->plan_check_steps)
+                fprintf(f, " (%d iterations, largest relative difference %.2g)", w->plan_check_steps, w->plan_check_rel);
+            fprintf(f, "%s%s%s\n", w->plan_summary[0] ? "; `" : "", w->plan_summary, w->plan_summary[0] ? "`" : "");
+        }
+    }
+    const xo__bench_eval1 *ev = &b->eval1;
+    if (ev->batches) {
+        fprintf(f, "\n## Batch-1 3-100-3 evaluation\n\ny = W2 tanh(W1 x + b1) + b2 with x of 3, hidden 100, batch 1, x "
+                   "in from host memory and y out to it (an ODE solver's right-hand side). Nanoseconds per evaluation, "
+                   "the median (and fastest) of %d batches of %d evaluations, the four ways taking turns: `eager` "
+                   "crossover ops under auto (write x, sgemm, bias, tanh, sgemm, bias, read y), `plan` the same calls "
+                   "captured once and replayed, `CBLAS` two cblas_sgemv and C loops, `loop` one C function written "
+                   "to vectorise (the floor).\n\n| way | ns (median) | ns (fastest) | / loop | largest error |\n"
+                   "|---|---|---|---|---|\n",
+                ev->batches, ev->evals_per_batch);
+        const double loop = ev->median_ns[XO_EVAL1_LOOP];
+        for (int k = 0; k < XO_EVAL1_N; k++) {
+            fprintf(f, "| %s |", xo__bench_eval1_names[k]);
+            if (ev->median_ns[k] > 0) {
+                fprintf(f, " %.1f | %.1f |", ev->median_ns[k], ev->best_ns[k]);
+                loop > 0 ? fprintf(f, " %.2f |", ev->median_ns[k] / loop) : fputs(" - |", f);
+            } else {
+                fputs(" failed | - | - |", f);
+            }
+            fprintf(f, " %.2g |\n", ev->max_rel[k]);
+        }
+        if (ev->median_ns[XO_EVAL1_PLAN] > 0 && ev->median_ns[XO_EVAL1_EAGER] > 0)
+            fprintf(f, "\nplan/eager %.2f (eager time over plan time); `%s`\n",
+                    ev->median_ns[XO_EVAL1_EAGER] / ev->median_ns[XO_EVAL1_PLAN], ev->plan_summary);
     }
 
     fputs("\n## Timings per op\n\nMedian microseconds; `auto` also shows where auto placement ran the op.\n", f);

@@ -1,7 +1,9 @@
 /* xo bench, a real program: a tanh RNN (hidden 256, input 8) trained with BPTT over 8
  * steps and SGD, at batch 100 and 10000, written with crossover and with plain CBLAS and
  * timed in the same run. Every iteration writes a new minibatch (one of four, as a data
- * loader would hand them out) and reads the loss back. */
+ * loader would hand them out) and reads the loss back. As a plan (xo__bench_rnn_capture):
+ * the same step recorded once, the minibatch taken in by a recorded write from a host
+ * array the loop fills before each run, the loss given out by a recorded read. */
 #include "bench.h"
 
 #include <cblas.h>
@@ -23,6 +25,8 @@ typedef struct rnn {
     int cblas;
     unsigned step;
     float *batches[MINIBATCHES]; /* the host's minibatches, T x B x IN each */
+    float *inbox;                /* plan: the minibatch of the next run (the recorded write's src) */
+    xo_plan *plan;               /* plan: the step, recorded */
     xo_buffer *buf[R_N];         /* crossover */
     float *h[R_N];               /* plain CBLAS */
 } rnn;
@@ -59,6 +63,8 @@ void xo__bench_rnn_free(void *st)
 {
     rnn *r = st;
     if (!r) return;
+    xo_plan_destroy(r->plan);
+    free(r->inbox);
     for (int i = 0; i < R_N; i++) {
         xo_buffer_destroy(r->buf[i]);
         free(r->h[i]);
@@ -101,13 +107,12 @@ void *xo__bench_rnn_new(xo_context *ctx, size_t batch, int cblas)
     return r;
 }
 
-/* One training iteration: a new minibatch in, forward over T steps, loss out, BPTT, SGD. */
-xo_status xo__bench_rnn_iter(xo_context *ctx, void *state)
+/* One training iteration: minibatch `x` in, forward over T steps, loss out, BPTT, SGD. */
+static xo_status rnn_step(xo_context *ctx, rnn *r, const float *x)
 {
-    rnn *r = state;
     xo_buffer **bf = r->buf;
     size_t B = r->B, H = r->H, IN = r->IN, T = r->T, BH = B * H;
-    TRY(xo_buffer_write(bf[R_X], 0, r->batches[r->step++ % MINIBATCHES], T * B * IN * sizeof(float)));
+    TRY(xo_buffer_write(bf[R_X], 0, x, T * B * IN * sizeof(float)));
     for (size_t t = 1; t <= T; t++) {
         TRY(xo_sgemm(ctx, RM, NT, NT, B, H, IN, 1.0f, bf[R_X], (t - 1) * B * IN, IN, bf[R_WX], 0, H, 0.0f,
                      bf[R_HS], t * BH, H));
@@ -134,6 +139,39 @@ xo_status xo__bench_rnn_iter(xo_context *ctx, void *state)
     TRY(xo_saxpy(ctx, H * H, -r->lr, bf[R_DWH], 0, 1, bf[R_WH], 0, 1));
     TRY(xo_saxpy(ctx, H, -r->lr, bf[R_DB], 0, 1, bf[R_B], 0, 1));
     return xo_buffer_read(bf[R_LOSS], 0, &r->loss, sizeof r->loss);
+}
+
+xo_status xo__bench_rnn_iter(xo_context *ctx, void *state)
+{
+    rnn *r = state;
+    return rnn_step(ctx, r, r->batches[r->step++ % MINIBATCHES]);
+}
+
+xo_status xo__bench_rnn_capture(xo_context *ctx, void *state, xo_plan **out)
+{
+    rnn *r = state;
+    *out = r->plan;
+    if (r->plan) return XO_OK;
+    if (!r->inbox && !(r->inbox = malloc(r->T * r->B * r->IN * sizeof(float)))) return XO_ERR_OUT_OF_MEMORY;
+    TRY(xo_capture_begin(ctx));
+    xo_status s = rnn_step(ctx, r, r->inbox);
+    xo_plan *plan = NULL;
+    xo_status e = xo_capture_end(ctx, &plan); /* ends the capture even when a call failed */
+    if (s != XO_OK) {
+        xo_plan_destroy(plan);
+        return s;
+    }
+    *out = r->plan = plan;
+    return e;
+}
+
+/* The data loader fills the plan's input array; the run takes it in and the loss out. */
+xo_status xo__bench_rnn_plan_iter(xo_context *ctx, void *state)
+{
+    (void)ctx;
+    rnn *r = state;
+    memcpy(r->inbox, r->batches[r->step++ % MINIBATCHES], r->T * r->B * r->IN * sizeof(float));
+    return xo_plan_run(r->plan);
 }
 
 /* The same iteration with plain CBLAS and C loops. */

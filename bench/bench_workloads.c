@@ -7,7 +7,11 @@
  *   - a 3 -> 100 -> 3 tanh MLP evaluated (state in from host, result out to host, as an
  *     ODE solver does) and trained one step, in a loop;
  *   - 200x200 sgemm with operands copied in and out on every call, versus resident;
- *   - chained 100x100 matmuls reading the norm back every step, versus once at the end. */
+ *   - chained 100x100 matmuls reading the norm back every step, versus once at the end.
+ * The real programs (the RNNs, the neural ODE, the MLP) also run as a plan: one iteration
+ * captured once under auto placement and replayed, checked against the eager program
+ * first (wl_plan_check) and timed in the same rounds (columns plan, plan/eager,
+ * plan/CBLAS). */
 #include "bench.h"
 
 #include <math.h>
@@ -53,6 +57,7 @@ typedef struct mlp {
     float lr, dt;
     float *state, *deriv; /* the ODE solver's state on the host */
     xo_buffer *buf[M_N];
+    xo_plan *plan;        /* the device part of an iteration, recorded */
 } mlp;
 
 static xo_status mlp_setup(xo_context *ctx, mlp *m)
@@ -79,14 +84,16 @@ static xo_status mlp_setup(xo_context *ctx, mlp *m)
 
 static void mlp_free(mlp *m)
 {
+    xo_plan_destroy(m->plan);
+    m->plan = NULL;
     free_bufs(m->buf, M_N);
     free(m->state);
     free(m->deriv);
 }
 
-static xo_status mlp_iter(xo_context *ctx, void *st)
+/* The device part of an iteration: state in, f(state) out, one training step. */
+static xo_status mlp_device(xo_context *ctx, mlp *m)
 {
-    mlp *m = st;
     xo_buffer **bf = m->buf;
     size_t B = m->B, D = m->D, H = m->H;
     /* evaluate f(state): state in from the solver, derivative out to it */
@@ -109,13 +116,56 @@ static xo_status mlp_iter(xo_context *ctx, void *st)
     TRY(xo_saxpy(ctx, H * D, -m->lr, bf[M_DW2], 0, 1, bf[M_W2], 0, 1));
     TRY(xo_saxpy(ctx, D, -m->lr, bf[M_DB2], 0, 1, bf[M_B2], 0, 1));
     TRY(xo_saxpy(ctx, D * H, -m->lr, bf[M_DW1], 0, 1, bf[M_W1], 0, 1));
-    TRY(xo_saxpy(ctx, H, -m->lr, bf[M_DB1], 0, 1, bf[M_B1], 0, 1));
-    /* the solver's explicit Euler step, on the host */
-    for (size_t i = 0; i < B * D; i++) {
+    return xo_saxpy(ctx, H, -m->lr, bf[M_DB1], 0, 1, bf[M_B1], 0, 1);
+}
+
+/* The solver's explicit Euler step, on the host. */
+static void mlp_host(mlp *m)
+{
+    for (size_t i = 0; i < m->B * m->D; i++) {
         m->state[i] += m->dt * m->deriv[i];
         if (!isfinite(m->state[i]) || fabsf(m->state[i]) > 10.0f) m->state[i] = 0.0f;
     }
+}
+
+static xo_status mlp_iter(xo_context *ctx, void *st)
+{
+    TRY(mlp_device(ctx, st));
+    mlp_host(st);
     return XO_OK;
+}
+
+static xo_status mlp_capture(xo_context *ctx, void *st, xo_plan **out)
+{
+    mlp *m = st;
+    TRY(xo_capture_begin(ctx));
+    xo_status s = mlp_device(ctx, m);
+    xo_plan *plan = NULL;
+    xo_status e = xo_capture_end(ctx, &plan); /* ends the capture even when a call failed */
+    if (s != XO_OK) {
+        xo_plan_destroy(plan);
+        return s;
+    }
+    *out = m->plan = plan;
+    return e;
+}
+
+static xo_status mlp_plan_iter(xo_context *ctx, void *st)
+{
+    (void)ctx;
+    mlp *m = st;
+    TRY(xo_plan_run(m->plan));
+    mlp_host(m);
+    return XO_OK;
+}
+
+/* What the plan check compares: the norm of the derivative the last iteration read back. */
+static double mlp_check_value(const void *st)
+{
+    const mlp *m = st;
+    double sq = 0;
+    for (size_t i = 0; i < m->B * m->D; i++) sq += (double)m->deriv[i] * m->deriv[i];
+    return sqrt(sq);
 }
 
 /* ---- 200x200 sgemm: copied in and out, or resident ---------------------------------- */
@@ -296,26 +346,47 @@ static xo__bench_workload *new_workload(xo__bench *b, const char *name, const ch
  * Fills w->rate (median over the config's rounds), w->best (highest median rate among the
  * forced devices) and w->auto_over_best (median over the rounds both sampled of auto's rate
  * over best's within the round). */
-/* A slice of the CBLAS twin: `warmup` untimed iterations, then timed ones until
- * `budget_us` is spent. Its rate, 0 on failure. */
-static double run_twin_slice(xo__bench *b, iter_fn twin, void *st, int warmup, double budget_us, double units)
+/* A slice of the CBLAS twin or of the plan: `warmup` untimed iterations, then timed ones
+ * until `budget_us` is spent (then xo_finish, as the placements' slices end). Its rate, 0
+ * on failure (said on stderr). */
+static double run_other_slice(xo__bench *b, const xo__bench_workload *w, const char *what, iter_fn fn, void *st,
+                              int warmup, double budget_us, double units)
 {
     xo_status s = XO_OK;
-    for (int i = 0; s == XO_OK && i < warmup; i++) s = twin(b->ctx, st);
+    for (int i = 0; s == XO_OK && i < warmup; i++) s = fn(b->ctx, st);
     double t0 = xo__tool_now_us(), spent = 0;
     int iters = 0;
     while (s == XO_OK && (iters < 1 || spent < budget_us)) {
-        s = twin(b->ctx, st);
+        s = fn(b->ctx, st);
         iters++;
         spent = xo__tool_now_us() - t0;
     }
-    return s == XO_OK && spent > 0 ? (double)iters * units / (spent * 1e-6) : 0.0;
+    if (s == XO_OK) s = xo_finish(b->ctx);
+    spent = xo__tool_now_us() - t0;
+    if (s != XO_OK) {
+        fprintf(stderr, "%sxo: bench: workload %s as %s: %s: %s\n", isatty(2) ? "\n" : "", w->name, what,
+                xo_status_string(s), xo_last_error());
+        return 0.0;
+    }
+    return spent > 0 ? (double)iters * units / (spent * 1e-6) : 0.0;
 }
 
-/* `twin` (or NULL): the same program in plain CBLAS, state `twin_st`, timed in every
- * round beside the placements, for auto / CBLAS. */
+/* A workload's other forms: the same program in plain CBLAS (twin, state twin_st) and
+ * as a plan (plan_iter, state plan_st, captured by wl_plan_check); NULL: none. */
+typedef struct wl_forms {
+    iter_fn twin;
+    void *twin_st;
+    iter_fn plan_iter;
+    void *plan_st;
+} wl_forms;
+
+/* Median over the rounds where both are sampled of num[r] / den[r]; 0: no such round. */
+static double paired_ratio(const double *num, const double *den, int rounds);
+
+/* The CBLAS twin and the plan are timed in every round beside the placements, for
+ * auto / CBLAS, plan / eager (auto) and plan / CBLAS. */
 static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
-                            double budget_us, double units, iter_fn twin, void *twin_st)
+                            double budget_us, double units, const wl_forms *fm)
 {
     if (!w) return;
     const int rounds = b->quick ? WL_ROUNDS_QUICK : WL_ROUNDS_FULL, au = xo__bench_auto(b), tty = isatty(2);
@@ -324,10 +395,25 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         max_stride *= 2;
     wl_config cf[XO_BENCH_MAX_CONFIGS];
     memset(cf, 0, sizeof cf);
-    double twin_rate[XO_BENCH_MAX_ROUNDS] = {0};
+    double twin_rate[XO_BENCH_MAX_ROUNDS] = {0}, plan_rate[XO_BENCH_MAX_ROUNDS] = {0};
+    const int has_twin = fm && fm->twin && fm->twin_st;
+    int has_plan = fm && fm->plan_iter && fm->plan_st && w->plan_check == XO_BENCH_PLAN_OK;
     for (int round = 0; round < rounds; round++) {
-        if (twin && twin_st)
-            twin_rate[round] = run_twin_slice(b, twin, twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
+        if (has_twin)
+            twin_rate[round] =
+                run_other_slice(b, w, "plain CBLAS", fm->twin, fm->twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
+        /* the plan samples the rounds auto samples (a slow workload's auto every 2nd, 4th
+         * round: bench_workloads.c's strides), so that plan/eager pairs every round it can */
+        if (has_plan && (round == 0 || !cf[au].stride || round % cf[au].stride == 0)) {
+            xo__bench_use_config(b, au); /* placed at capture; a re-placement would use auto */
+            /* warm-up in round 0 only: a plan's placement is fixed and its buffers its own */
+            plan_rate[round] = run_other_slice(b, w, "a plan", fm->plan_iter, fm->plan_st, round == 0 ? warmup : 0,
+                                               budget_us / rounds, units);
+            if (plan_rate[round] <= 0) {
+                w->plan_check = XO_BENCH_PLAN_ERROR;
+                has_plan = 0;
+            }
+        }
         int order[XO_BENCH_MAX_CONFIGS];
         xo__bench_round_order(b->nconfigs, round + b->nworkloads, order);
         for (int k = 0; k < b->nconfigs; k++) {
@@ -373,14 +459,115 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
             if (cf[au].rate[r] > 0 && cf[w->best].rate[r] > 0) q[n++] = cf[au].rate[r] / cf[w->best].rate[r];
         w->auto_over_best = n ? median_of(q, n, 1) : w->rate[au] / w->rate[w->best];
     }
-    double v[XO_BENCH_MAX_ROUNDS], q[XO_BENCH_MAX_ROUNDS];
-    int nv = 0, nq = 0;
+    double v[XO_BENCH_MAX_ROUNDS], p[XO_BENCH_MAX_ROUNDS];
+    int nv = 0, np = 0;
     for (int r = 0; r < rounds; r++) {
         if (twin_rate[r] > 0) v[nv++] = twin_rate[r];
-        if (twin_rate[r] > 0 && cf[au].rate[r] > 0) q[nq++] = cf[au].rate[r] / twin_rate[r];
+        if (plan_rate[r] > 0) p[np++] = plan_rate[r];
     }
     w->cblas_rate = nv ? median_of(v, nv, 0) : 0.0;
-    w->auto_over_cblas = nq ? median_of(q, nq, 1) : 0.0;
+    w->auto_over_cblas = paired_ratio(cf[au].rate, twin_rate, rounds);
+    if (w->plan_check == XO_BENCH_PLAN_OK) {
+        w->plan_rate = np ? median_of(p, np, 0) : 0.0;
+        w->plan_over_eager = paired_ratio(plan_rate, cf[au].rate, rounds);
+        w->plan_over_cblas = paired_ratio(plan_rate, twin_rate, rounds);
+    }
+}
+
+static double paired_ratio(const double *num, const double *den, int rounds)
+{
+    double q[XO_BENCH_MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; r < rounds; r++)
+        if (num[r] > 0 && den[r] > 0) q[n++] = num[r] / den[r];
+    return n ? median_of(q, n, 1) : 0.0;
+}
+
+/* ---- the plan check -------------------------------------------------------------------- */
+
+typedef xo_status (*capture_fn)(xo_context *ctx, void *st, xo_plan **out);
+typedef double (*check_fn)(const void *st);
+
+/* xo_plan_describe's last line ("plan: N ops in M steps, ..."), "" if none. */
+static void plan_summary(const xo_plan *plan, char *out, size_t cap)
+{
+    const size_t size = (size_t)8 << 20; /* a line per step: the neural ODE has thousands */
+    char *text = malloc(size);
+    out[0] = '\0';
+    if (!text) return;
+    if (xo_plan_describe(plan, text, size) == XO_OK) {
+        size_t n = strlen(text);
+        while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
+        const char *last = strrchr(text, '\n');
+        last = last ? last + 1 : text;
+        if (strncmp(last, "plan:", 5) == 0) snprintf(out, cap, "%s", last);
+    }
+    free(text);
+}
+
+/* Largest relative difference a plan's checked value (the loss) may show against the
+ * eager program's after a few iterations: the ops' own tolerance (1e-4 relative, float).
+ * Plans that ran other kernels (fused, on PoCL) differed by 1e-7 at most; one that ran
+ * the RNN on a stale minibatch by 3.6e-4 at batch 10000 (the loss over 2.56 M elements
+ * averages the minibatch out) and 5e-3 at batch 100, so 1e-3 would pass the former. */
+#define WL_PLAN_TOL 1e-4
+
+/* Check the plan before timing it: `steps` eager iterations on `eager_st` (fresh, under
+ * auto; they also warm it up), then one captured into `plan_st` (a twin of eager_st made
+ * the same way) and `steps` runs of it; after each, the checked value of both must agree
+ * within WL_PLAN_TOL. Sets w->plan_check (loudly on stderr when not OK), _steps, _rel,
+ * _summary. Returns 0, or XO_TOOL_FAIL. */
+static int wl_plan_check(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *eager_st, capture_fn capture,
+                         iter_fn plan_iter, void *plan_st, check_fn check, int steps)
+{
+    if (!w || !eager_st || !plan_st) return 0;
+    double ev[8], pv[8];
+    if (steps > 8) steps = 8;
+    xo_status s = xo__bench_use_config(b, xo__bench_auto(b));
+    for (int i = 0; s == XO_OK && i < steps; i++) {
+        s = iter(b->ctx, eager_st);
+        ev[i] = check(eager_st);
+    }
+    if (s == XO_OK) s = xo_finish(b->ctx);
+    if (s != XO_OK) {
+        fprintf(stderr, "xo: bench: workload %s: eager check run: %s: %s\n", w->name, xo_status_string(s),
+                xo_last_error());
+        w->plan_check = XO_BENCH_PLAN_ERROR;
+        return XO_TOOL_FAIL;
+    }
+    xo_plan *plan = NULL;
+    s = capture(b->ctx, plan_st, &plan);
+    if (s == XO_OK) plan_summary(plan, w->plan_summary, sizeof w->plan_summary);
+    for (int i = 0; s == XO_OK && i < steps; i++) {
+        s = plan_iter(b->ctx, plan_st);
+        pv[i] = check(plan_st);
+    }
+    if (s == XO_OK) s = xo_finish(b->ctx);
+    if (s != XO_OK) {
+        fprintf(stderr, "xo: bench: workload %s: FAILED as a plan: %s: %s\n", w->name, xo_status_string(s),
+                xo_last_error());
+        w->plan_check = XO_BENCH_PLAN_ERROR;
+        return XO_TOOL_FAIL;
+    }
+    w->plan_check_steps = steps;
+    w->plan_check_rel = 0;
+    int bad = -1;
+    for (int i = 0; i < steps; i++) {
+        double scale = fabs(ev[i]) > 1e-30 ? fabs(ev[i]) : 1e-30;
+        double rel = fabs(pv[i] - ev[i]) / scale;
+        if (!(rel <= w->plan_check_rel)) w->plan_check_rel = rel; /* NaN sticks */
+        if (bad < 0 && !(rel <= WL_PLAN_TOL)) bad = i;
+    }
+    if (bad >= 0) {
+        fprintf(stderr,
+                "xo: bench: workload %s: PLAN DIFFERS FROM EAGER: checked value after iteration %d: eager %.9g, "
+                "plan %.9g (relative difference %.3g > %.0e); not timed as a plan\n",
+                w->name, bad + 1, ev[bad], pv[bad], fabs(pv[bad] - ev[bad]) / fabs(ev[bad]), WL_PLAN_TOL);
+        w->plan_check = XO_BENCH_PLAN_MISMATCH;
+        return XO_TOOL_FAIL;
+    }
+    w->plan_check = XO_BENCH_PLAN_OK;
+    return 0;
 }
 
 static void setup_failed(const char *name, xo_status s)
@@ -388,12 +575,16 @@ static void setup_failed(const char *name, xo_status s)
     fprintf(stderr, "xo: bench: workload %s: setup failed: %s: %s\n", name, xo_status_string(s), xo_last_error());
 }
 
+static double rnn_check_value(const void *st) { return xo__bench_rnn_loss(st); }
+static double ode_check_value(const void *st) { return xo__bench_ode_loss(st, 0); }
+
 int xo__bench_workloads(xo__bench *b)
 {
     const int q = b->quick;
     const double budget = q ? 1e6 : 3e6;
     xo__bench_workload *w;
     xo_status s;
+    int rc = 0;
 
     static const size_t batches[2] = {100, 10000};
     for (int i = 0; i < 2; i++) {
@@ -402,33 +593,50 @@ int xo__bench_workloads(xo__bench *b)
         snprintf(note, sizeof note, "tanh RNN h256 in8, BPTT 8 steps + SGD, batch %zu, minibatch in, loss out",
                  batches[i]);
         w = new_workload(b, name, "it/s", note);
-        void *r = xo__bench_rnn_new(b->ctx, batches[i], 0), *rc = xo__bench_rnn_new(b->ctx, batches[i], 1);
-        if (r && rc)
-            run_all_configs(b, w, xo__bench_rnn_iter, r, 1, budget, 1.0, xo__bench_rnn_cblas_iter, rc);
-        else
+        void *r = xo__bench_rnn_new(b->ctx, batches[i], 0), *rt = xo__bench_rnn_new(b->ctx, batches[i], 1),
+             *rp = xo__bench_rnn_new(b->ctx, batches[i], 0);
+        if (r && rt && rp) {
+            /* 2 iterations at batch 10000 (0.25 s each), 3 at batch 100 */
+            rc |= wl_plan_check(b, w, xo__bench_rnn_iter, r, xo__bench_rnn_capture, xo__bench_rnn_plan_iter, rp,
+                                rnn_check_value, batches[i] > 1000 ? 2 : 3);
+            wl_forms fm = {xo__bench_rnn_cblas_iter, rt, xo__bench_rnn_plan_iter, rp};
+            run_all_configs(b, w, xo__bench_rnn_iter, r, 1, budget, 1.0, &fm);
+        } else {
             setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
+        }
+        xo__bench_rnn_free(rp);
         xo__bench_rnn_free(r);
-        xo__bench_rnn_free(rc);
+        xo__bench_rnn_free(rt);
     }
     {
         w = new_workload(b, "neural-ode-train", "it/s",
                          "3-100-3 tanh MLP RHS, RK4 over 101 points, backprop through every stage, clipping "
                          "on the device, SGD, loss read each iteration; batch 16");
-        void *o = xo__bench_ode_new(b->ctx, 0), *oc = xo__bench_ode_new(b->ctx, 1);
-        if (o && oc)
-            run_all_configs(b, w, xo__bench_ode_iter, o, 1, budget, 1.0, xo__bench_ode_cblas_iter, oc);
-        else
+        void *o = xo__bench_ode_new(b->ctx, 0), *oc = xo__bench_ode_new(b->ctx, 1), *op = xo__bench_ode_new(b->ctx, 0);
+        if (o && oc && op) {
+            rc |= wl_plan_check(b, w, xo__bench_ode_iter, o, xo__bench_ode_capture, xo__bench_ode_plan_iter, op,
+                                ode_check_value, 3);
+            wl_forms fm = {xo__bench_ode_cblas_iter, oc, xo__bench_ode_plan_iter, op};
+            run_all_configs(b, w, xo__bench_ode_iter, o, 1, budget, 1.0, &fm);
+        } else {
             setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
+        }
+        xo__bench_ode_free(op, 0);
         xo__bench_ode_free(o, 0);
         xo__bench_ode_free(oc, 1);
     }
     {
-        mlp m;
+        mlp m, mp;
+        memset(&mp, 0, sizeof mp);
         w = new_workload(b, "mlp-3-100-3-ode", "it/s", "neural ODE RHS: eval (state in, f out) + 1 train step, batch 100");
-        if ((s = mlp_setup(b->ctx, &m)) == XO_OK)
-            run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0, NULL, NULL);
-        else
+        if ((s = mlp_setup(b->ctx, &m)) == XO_OK && (s = mlp_setup(b->ctx, &mp)) == XO_OK) {
+            rc |= wl_plan_check(b, w, mlp_iter, &m, mlp_capture, mlp_plan_iter, &mp, mlp_check_value, 3);
+            wl_forms fm = {NULL, NULL, mlp_plan_iter, &mp};
+            run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0, &fm);
+        } else {
             setup_failed(w->name, s);
+        }
+        mlp_free(&mp);
         mlp_free(&m);
     }
     for (int copy = 1; copy >= 0; copy--) {
@@ -437,7 +645,7 @@ int xo__bench_workloads(xo__bench *b)
                          copy ? "200x200 sgemm, A and B written, C read on every call"
                               : "200x200 sgemm, operands resident, xo_finish per call");
         if ((s = gemm200_setup(b->ctx, &g, copy)) == XO_OK)
-            run_all_configs(b, w, gemm200_iter, &g, 3, budget, 1.0, NULL, NULL);
+            run_all_configs(b, w, gemm200_iter, &g, 3, budget, 1.0, NULL);
         else
             setup_failed(w->name, s);
         gemm200_free(&g);
@@ -450,12 +658,14 @@ int xo__bench_workloads(xo__bench *b)
                  every ? "every step" : "once at the end");
         w = new_workload(b, every ? "chain-norm-every-step" : "chain-norm-at-end", "steps/s", note);
         if ((s = chain_setup(b->ctx, &c, steps, every)) == XO_OK)
-            run_all_configs(b, w, chain_iter, &c, 1, q ? budget / 2 : budget, (double)steps, NULL, NULL);
+            run_all_configs(b, w, chain_iter, &c, 1, q ? budget / 2 : budget, (double)steps, NULL);
         else
             setup_failed(w->name, s);
         chain_free(&c);
     }
     if (isatty(2)) fputc('\n', stderr);
     xo_set_device(b->ctx, "auto");
-    return 0;
+    for (int i = 0; i < b->nworkloads; i++) /* a plan that failed while timed, too */
+        rc |= b->workloads[i].plan_check == XO_BENCH_PLAN_MISMATCH || b->workloads[i].plan_check == XO_BENCH_PLAN_ERROR;
+    return rc ? XO_TOOL_FAIL : 0;
 }

@@ -1,4 +1,4 @@
-/* xo bench [--quick] [--out DIR]: the cross-vendor benchmark. Sweeps (bench_sweep.c),
+/* xo bench [--quick] [--workloads] [--out DIR]: the cross-vendor benchmark. Sweeps (bench_sweep.c),
  * workloads (bench_workloads.c), analysis and outputs (bench_report.c, bench_svg.c). */
 #include "bench.h"
 
@@ -70,6 +70,7 @@ static int write_outputs(xo__bench *b)
     } while (0)
     OUT("results.csv", xo__bench_write_csv(b, path));
     OUT("summary.json", xo__bench_write_json(b, path));
+    OUT("workloads.csv", xo__bench_write_workloads_csv(b, path));
     OUT("report.md", xo__bench_write_markdown(b, path));
     for (int op = 0; op < XO_BENCH_NOPS; op++) {
         char file[64];
@@ -89,9 +90,12 @@ int xo__tool_cmd_bench(int argc, char **argv)
         return XO_TOOL_FAIL;
     }
     b->out_dir = "xo-bench";
+    int workloads_only = 0; /* skip the op sweep */
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--quick") == 0) {
             b->quick = 1;
+        } else if (strcmp(argv[a], "--workloads") == 0) {
+            workloads_only = 1;
         } else if (strcmp(argv[a], "--out") == 0) {
             if (a + 1 >= argc || !argv[a + 1][0]) {
                 free(b);
@@ -141,16 +145,19 @@ int xo__tool_cmd_bench(int argc, char **argv)
     snprintf(au->spec, sizeof au->spec, "auto");
     au->device = -1;
 
-    s = xo__bench_plan(b);
-    if (s != XO_OK) {
-        rc = xo__tool_fail(s, "bench: cannot plan the sweep");
-        goto out;
+    if (!workloads_only) {
+        s = xo__bench_plan(b);
+        if (s != XO_OK) {
+            rc = xo__tool_fail(s, "bench: cannot plan the sweep");
+            goto out;
+        }
+        fprintf(stderr, "sweep: %d points x %d placements x 2 states = %d measurements\n", b->npoints, b->nconfigs,
+                b->total);
+        if (xo__bench_sweep(b) != 0) rc = XO_TOOL_FAIL;
+        fprintf(stderr, "sweep done in %.0f s; workloads\n", (xo__tool_now_us() - b->started_us) * 1e-6);
     }
-    fprintf(stderr, "sweep: %d points x %d placements x 2 states = %d measurements\n", b->npoints, b->nconfigs,
-            b->total);
-    if (xo__bench_sweep(b) != 0) rc = XO_TOOL_FAIL;
-    fprintf(stderr, "sweep done in %.0f s; workloads\n", (xo__tool_now_us() - b->started_us) * 1e-6);
     if (xo__bench_workloads(b) != 0) rc = XO_TOOL_FAIL;
+    if (xo__bench_run_eval1(b) != 0) rc = XO_TOOL_FAIL;
     xo__bench_analyse(b);
     if (write_outputs(b) != XO_TOOL_OK) rc = XO_TOOL_FAIL;
     fprintf(stderr, "done in %.0f s: %s/report.md\n", (xo__tool_now_us() - b->started_us) * 1e-6, b->out_dir);

@@ -1,6 +1,7 @@
 /* The bench's real programs (bench/bench_ode.c, bench/bench_rnn.c) compute what their
  * plain-CBLAS twins compute: the same losses, iteration after iteration, under auto
- * placement and with every op forced onto the OpenCL device. */
+ * placement and with every op forced onto the OpenCL device; and so do their plan forms
+ * (one iteration captured, then replayed: xo bench's plan column). */
 #include "xo_test.h"
 #include "bench.h"
 
@@ -47,6 +48,57 @@ static void rnn_matches(const char *spec, size_t batch)
     }
     xo__bench_rnn_free(r);
     xo__bench_rnn_free(c);
+}
+
+/* The plan forms: captured under `spec`, run `iters` times (the RNN's minibatch changes
+ * every run, one of four, through the plan's recorded write), each run's loss (a recorded
+ * read) against the CBLAS twin's. */
+static void ode_plan_matches(const char *spec)
+{
+    xot_assert_ok(xo_set_device(g_ctx, spec));
+    void *o = xo__bench_ode_new(g_ctx, 0), *c = xo__bench_ode_new(g_ctx, 1);
+    assert_non_null(o);
+    assert_non_null(c);
+    xo_plan *plan = NULL;
+    xot_assert_ok(xo__bench_ode_capture(g_ctx, o, &plan));
+    assert_non_null(plan);
+    for (int it = 0; it < 3; it++) {
+        xot_assert_ok(xo__bench_ode_plan_iter(g_ctx, o));
+        xot_assert_ok(xo__bench_ode_cblas_iter(g_ctx, c));
+        assert_close(xo__bench_ode_loss(o, 0), xo__bench_ode_loss(c, 1), "neural ODE loss as a plan", it);
+    }
+    xo__bench_ode_free(o, 0); /* destroys the plan too */
+    xo__bench_ode_free(c, 1);
+}
+
+static void rnn_plan_matches(const char *spec, size_t batch)
+{
+    xot_assert_ok(xo_set_device(g_ctx, spec));
+    void *r = xo__bench_rnn_new(g_ctx, batch, 0), *c = xo__bench_rnn_new(g_ctx, batch, 1);
+    assert_non_null(r);
+    assert_non_null(c);
+    xo_plan *plan = NULL;
+    xot_assert_ok(xo__bench_rnn_capture(g_ctx, r, &plan));
+    assert_non_null(plan);
+    for (int it = 0; it < 6; it++) { /* more than the 4 minibatches */
+        xot_assert_ok(xo__bench_rnn_plan_iter(g_ctx, r));
+        xot_assert_ok(xo__bench_rnn_cblas_iter(g_ctx, c));
+        assert_close(xo__bench_rnn_loss(r), xo__bench_rnn_loss(c), "RNN loss as a plan", it);
+    }
+    xo__bench_rnn_free(r);
+    xo__bench_rnn_free(c);
+}
+
+static void test_ode_plan_auto(void **state) { (void)state; ode_plan_matches("auto"); }
+static void test_rnn_plan_auto(void **state) { (void)state; rnn_plan_matches("auto", 100); }
+static void test_plans_opencl(void **state)
+{
+    (void)state;
+    int d;
+    if (xo_device_find(g_ctx, "opencl", &d) != XO_OK)
+        skip();
+    ode_plan_matches("opencl");
+    rnn_plan_matches("opencl", 100);
 }
 
 static void test_ode_auto(void **state) { (void)state; ode_matches("auto"); }
@@ -118,6 +170,8 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ode_auto), cmocka_unit_test(test_rnn_auto),
                                        cmocka_unit_test(test_ode_opencl), cmocka_unit_test(test_rnn_opencl),
+                                       cmocka_unit_test(test_ode_plan_auto), cmocka_unit_test(test_rnn_plan_auto),
+                                       cmocka_unit_test(test_plans_opencl),
                                        cmocka_unit_test(test_clip_without_host_sync)};
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     xo_context_destroy(g_ctx);
