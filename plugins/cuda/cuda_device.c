@@ -25,6 +25,8 @@ const unsigned char *xo__cuda_fatbin(size_t *out_size)
 xo_status xo__cuda_enter(xo__cuda_state *st, xo__cuda_device *d)
 {
     pthread_mutex_lock(&d->lock);
+    while (d->capturing && !pthread_equal(d->capture_owner, pthread_self())) /* cuda_graph.c */
+        pthread_cond_wait(&d->capture_done, &d->lock);
     xo_status s = XO_CU(st, cuCtxPushCurrent_v2, (d->ctx));
     if (s != XO_OK) pthread_mutex_unlock(&d->lock);
     return s;
@@ -171,6 +173,9 @@ xo_status xo__cuda_device_open(xo__cuda_state *st, xo__cuda_device *d, int ordin
     if (pthread_mutex_init(&d->lock, NULL) != 0)
         return st->host->set_error(XO_ERR_DEVICE, "cuda: pthread_mutex_init failed");
     d->lock_init = 1;
+    if (pthread_cond_init(&d->capture_done, NULL) != 0)
+        return st->host->set_error(XO_ERR_DEVICE, "cuda: pthread_cond_init failed");
+    d->cond_init = 1;
 
     XO_CUDA_TRY(XO_CU_OPEN(cuDeviceGet, (&d->dev, ordinal)));
     XO_CUDA_TRY(XO_CU_OPEN(cuDeviceGetName, (d->name, (int)sizeof d->name - 1, d->dev)));
@@ -216,6 +221,7 @@ void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
         (void)xo__cu.cuDevicePrimaryCtxRelease_v2(d->dev);
     }
     if (d->lock_init) pthread_mutex_destroy(&d->lock);
+    if (d->cond_init) pthread_cond_destroy(&d->capture_done);
     memset(d, 0, sizeof *d);
 }
 

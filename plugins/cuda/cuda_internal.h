@@ -3,6 +3,9 @@
  *   cuda_plugin.c       the vtable: init, shutdown, device_info, supports, finish,
  *                       drain_timings
  *   cuda_run.c          run(): the op table, one row per op kind (entry + needs)
+ *   cuda_chain.c        the "xo_chain" extra: a plan's element-wise chain, one launch of
+ *                       the interpreter kernel
+ *   cuda_graph.c        the "xo_graph" extra: stream capture into CUDA graphs, replay
  *   cuda_fused.c        gemm_bias_act (calls cuda_blas.c's gemm)
  *   cuda_blas.c         gemm, gemv, axpy, scal, dot, ger (cuBLAS); nrm2, copy (kernels)
  *   cuda_elementwise.c  unary, binary, binary_scalar, fill, scale_by, axpby, bias
@@ -81,6 +84,13 @@ typedef struct xo__cuda_device {
     xo__cuda_staging staging[XO_CUDA_STAGING_SLOTS];
     int staging_next;     /* slot for the next chunk */
     int staging_broken;   /* pinned allocation failed: copy directly, synchronously */
+
+    /* Stream capture ("xo_graph", cuda_graph.c): while `capturing`, only capture_owner
+     * enters the device; the others wait on capture_done. */
+    int capturing;
+    pthread_t capture_owner;
+    pthread_cond_t capture_done;
+    int cond_init;
 
     xo__cuda_timing timing[XO_CUDA_TIMING_SLOTS];
     int timing_head, timing_count;
@@ -219,6 +229,10 @@ xo_status xo__cuda_softmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_d
 xo_status xo__cuda_softmax_xent(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 /* cuda_fused.c */
 xo_status xo__cuda_gemm_bias_act(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+
+/* The extras get_proc_address offers (cuda_chain.c, cuda_graph.c). */
+extern const xo_chain_runner xo__cuda_chain_runner;
+extern const xo_graph_runner xo__cuda_graph_runner;
 
 /* cuda_run.c: what running an op kind needs (XO_CUDA_NEED_*); 0: it does not run on CUDA. */
 #define XO_CUDA_NEED_BLAS 1u

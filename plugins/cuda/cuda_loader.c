@@ -82,6 +82,15 @@ static void load_driver(void)
     g_libs.driver = 1;
 }
 
+int xo__cuda_graphs_loaded(void)
+{
+    int all = xo__cuda_load()->driver;
+#define XO_CU_HAVE_(sym, fallback, params) all = all && xo__cu.sym != NULL;
+    XO_CU_GRAPH_SYMBOLS(XO_CU_HAVE_)
+#undef XO_CU_HAVE_
+    return all;
+}
+
 static void load_cublas(void)
 {
     /* cuBLAS 13 needs a CUDA 13 driver: on an older driver prefer cuBLAS 12. */
