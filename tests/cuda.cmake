@@ -18,6 +18,10 @@ xo_add_test(test_cuda_chain SOURCES test_cuda_chain.c LIBS xo_testutil m ${CMAKE
             ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_chain PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
+# A training step as a plan forced on CUDA, replayed through CUDA graphs, against eager.
+xo_add_test(test_cuda_plan SOURCES test_cuda_plan.c LIBS xo_testutil m ${CMAKE_DL_LIBS} LABELS requires-gpu
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,cuda)
+
 # The conformance suite on the first CUDA device; exits 77 (skipped) without one.
 # `ctest -L requires-gpu` runs it; `ctest -LE requires-gpu` leaves it out.
 if(TARGET test_conformance)
@@ -65,6 +69,12 @@ xo_add_test(test_cuda_kernels_mock EXE test_cuda_kernels ENV ${XO_CUDA_MOCK_ENV}
 xo_add_test(test_cuda_ops_nn_mock EXE test_cuda_ops_nn ENV ${XO_CUDA_MOCK_ENV})
 xo_add_test(test_cuda_chain_mock EXE test_cuda_chain ENV ${XO_CUDA_MOCK_ENV})
 xo_add_test(test_cuda_chain_nographs_mock EXE test_cuda_chain ARGS nographs ENV ${XO_CUDA_MOCK_NOGRAPH_ENV})
+# Plans through graphs on the stand-in: one capture per segment, then launches; without
+# graph entries; with instantiation failing (the ops run one by one).
+xo_add_test(test_cuda_plan_mock EXE test_cuda_plan ARGS graphs ENV ${XO_CUDA_MOCK_ENV} XO_PLUGINS=cpu,cuda)
+xo_add_test(test_cuda_plan_nographs_mock EXE test_cuda_plan ARGS nographs
+            ENV ${XO_CUDA_MOCK_NOGRAPH_ENV} XO_PLUGINS=cpu,cuda)
+xo_add_test(test_cuda_plan_broken_mock EXE test_cuda_plan ARGS broken ENV ${XO_CUDA_MOCK_ENV} XO_PLUGINS=cpu,cuda)
 if(TARGET test_conformance)
   xo_add_test(conformance_cuda_mock EXE test_conformance ARGS cuda ENV ${XO_CUDA_MOCK_ENV})
 endif()

@@ -52,6 +52,7 @@ void xo__plan_prepare_run(xo_plan *p)
     xo__plan_fuse(p);
     for (int i = 0; i < p->nsteps; i++)
         p->steps[i].direct = p->steps[i].kind == XO_STEP_OP && direct_ok(p->ctx, &p->steps[i]);
+    xo__plan_graph_prepare(p);
 }
 
 #define ARG(i, T) ((T *)d->arg[i].host + d->arg[i].off)
@@ -174,6 +175,11 @@ xo_status xo_plan_run(xo_plan *p)
         case XO_STEP_OP:
             if (s->fused < 0)
                 break; /* its group ran it */
+            int in_graph = !eager && p->graphs ? xo__plan_graph_run(p, i, stat_slot) : 0; /* plan_graph.c */
+            if (in_graph > 0) {
+                i += in_graph - 1;
+                break;
+            }
             if (s->fused > 0 && !eager && fast && group_ready(p, i)) {
                 st = xo__plan_run_fused(p, i, stat_slot);
                 break;
@@ -227,6 +233,7 @@ void xo_plan_destroy(xo_plan *p)
         xo__summary_plan(ctx, line);
     }
     pthread_mutex_unlock(&p->run_lock);
+    xo__plan_graph_free(p);
     xo__plan_free(p);
 }
 

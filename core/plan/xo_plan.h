@@ -7,7 +7,9 @@
  *   plan_place.c    placement of the whole sequence with the cost model (simulated
  *                   residency; all on the CPU, op by op, and improved)
  *   plan_run.c      xo_plan_run (a flat walk calling run.c, or the CPU plugin directly),
- *                   xo_plan_describe, xo_plan_destroy */
+ *                   xo_plan_describe, xo_plan_destroy
+ *   plan_graph.c    runs of ops on one device recorded once and replayed as one graph
+ *                   launch (the "xo_graph" extra: CUDA graphs) */
 #ifndef XO_PLAN_H
 #define XO_PLAN_H
 
@@ -57,6 +59,7 @@ struct xo_plan {
     int forced;            /* the device forced when placed, or -1 */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
+    struct xo__plan_graphs *graphs; /* graph segments (plan_graph.c), NULL: none */
     /* runs */
     pthread_mutex_t run_lock;
     uint64_t runs;
@@ -90,6 +93,14 @@ xo_status xo__plan_run_fused(xo_plan *p, int head, int stat_slot);
 int xo__plan_nsteps(const xo_plan *p);
 /* After placement: which CPU steps call the host BLAS directly (plan_run.c). */
 void xo__plan_prepare_run(xo_plan *p);
+/* Graph segments (plan_graph.c): found after placement and fusion; run: if a segment
+ * starts at step i, run it as one graph and return its op count, else (or when the graph
+ * failed and nothing ran) 0: the walk runs the ops one by one. free: destroy the graphs. */
+void xo__plan_graph_prepare(xo_plan *p);
+int xo__plan_graph_run(xo_plan *p, int i, int stat_slot);
+void xo__plan_graph_free(xo_plan *p);
+/* Ops in graph segments. */
+int xo__plan_graph_ops(const xo_plan *p);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
 xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a
