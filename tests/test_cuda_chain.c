@@ -9,7 +9,9 @@
  * stand-in driver built without graph entries) it checks that no "xo_graph" is offered. */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -425,6 +427,62 @@ static void test_graph_broken_capture(void **state)
     g_p->mem_free(g_st, 0, m);
 }
 
+/* While one thread records on the device, another thread's op waits for the end of the
+ * recording and then runs (it is not recorded into the first thread's graph). */
+typedef struct other_op {
+    xo_op_desc op;
+    _Atomic int done;
+    xo_status st;
+} other_op;
+
+static void *run_other(void *arg)
+{
+    other_op *o = arg;
+    o->st = g_p->run(g_st, 0, &o->op, XO_NO_TOKEN);
+    if (o->st == XO_OK) o->st = g_p->finish(g_st, 0);
+    o->done = 1;
+    return NULL;
+}
+
+static void test_graph_other_thread_waits(void **state)
+{
+    (void)state;
+    const xo_graph_runner *gr = g_p->get_proc_address("xo_graph");
+    assert_non_null(gr);
+    float a[64], b[64], got[64];
+    for (int i = 0; i < 64; i++) a[i] = b[i] = (float)i;
+    xo_plugin_mem *ma = NULL, *mb = NULL;
+    assert_int_equal(g_p->mem_alloc(g_st, 0, sizeof a, &ma), XO_OK);
+    assert_int_equal(g_p->mem_alloc(g_st, 0, sizeof b, &mb), XO_OK);
+    assert_int_equal(g_p->upload(g_st, 0, ma, 0, a, sizeof a), XO_OK);
+    assert_int_equal(g_p->upload(g_st, 0, mb, 0, b, sizeof b), XO_OK);
+    xo_op_desc neg_a = {.kind = XO_OP_UNARY, .dtype = XO_F32, .subop = XO_NEG, .n = 64, .narg = 2};
+    neg_a.arg[0] = neg_a.arg[1] = (xo_operand){.mem = ma};
+    other_op other = {.op = {.kind = XO_OP_UNARY, .dtype = XO_F32, .subop = XO_SQUARE, .n = 64, .narg = 2}};
+    other.op.arg[0] = other.op.arg[1] = (xo_operand){.mem = mb};
+
+    assert_int_equal(gr->begin(g_st, 0), XO_OK);
+    assert_int_equal(g_p->run(g_st, 0, &neg_a, XO_NO_TOKEN), XO_OK);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_other, &other), 0);
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_int_equal(other.done, 0); /* held back while this thread records */
+    void *graph = NULL;
+    assert_int_equal(gr->end(g_st, 0, &graph), XO_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(other.st, XO_OK);
+    assert_int_equal(g_p->download(g_st, 0, mb, 0, got, sizeof got), XO_OK);
+    for (int i = 0; i < 64; i++) assert_true(got[i] == b[i] * b[i]); /* it ran, once */
+    assert_int_equal(gr->launch(g_st, 0, graph), XO_OK);
+    assert_int_equal(g_p->download(g_st, 0, mb, 0, got, sizeof got), XO_OK);
+    for (int i = 0; i < 64; i++) assert_true(got[i] == b[i] * b[i]); /* not in the graph */
+    assert_int_equal(g_p->download(g_st, 0, ma, 0, got, sizeof got), XO_OK);
+    for (int i = 0; i < 64; i++) assert_true(got[i] == -a[i]);
+    gr->destroy(g_st, 0, graph);
+    g_p->mem_free(g_st, 0, ma);
+    g_p->mem_free(g_st, 0, mb);
+}
+
 static void test_no_graph_entries(void **state)
 {
     (void)state;
@@ -467,6 +525,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_declines),
         cmocka_unit_test(test_graph_records_and_replays),
         cmocka_unit_test(test_graph_broken_capture),
+        cmocka_unit_test(test_graph_other_thread_waits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,89 @@ static void test_training_step(void **state)
     xo_context_destroy(ctx);
 }
 
+/* ---- two threads, one context, a plan each ------------------------------------------------
+ * One thread's capture holds its device's other callers back until it ends (cuda_graph.c):
+ * both plans still give their eager twins' results. No cmocka asserts off the main thread:
+ * a worker returns what went wrong. */
+typedef struct worker {
+    xo_context *ctx;
+    int id;
+    char failure[256];
+} worker;
+
+static void *train_worker(void *arg)
+{
+    worker *w = arg;
+    net eager, planned;
+    net_make(w->ctx, &eager);
+    net_make(w->ctx, &planned);
+    float xb[B * IN], loss[B], eager_loss[B];
+    int32_t lb[B];
+    xo_plan *plan = NULL;
+    /* The step writes from this worker's own host arrays (the globals are the main test's). */
+    xo_status st = xo_capture_begin(w->ctx);
+    for (int run = -1; run < RUNS && st == XO_OK; run++) {
+        xot_fill_f(xb, B * IN, 500 + (uint64_t)(run + 1) + 50 * (uint64_t)w->id, -1, 1);
+        for (int i = 0; i < B; i++) lb[i] = (int32_t)((i * 5 + run + w->id) % OUT);
+        net *n = run < 0 ? &planned : &eager;
+        for (int pass = 0; pass < (run < 0 ? 1 : 2) && st == XO_OK; pass++) {
+            if (pass == 1) {
+                memcpy(eager_loss, loss, sizeof loss);
+                st = xo_plan_run(plan);
+                if (st == XO_OK && xot_first_mismatch_f(loss, eager_loss, B, 1e-4) >= 0)
+                    snprintf(w->failure, sizeof w->failure, "worker %d run %d: loss differs from eager", w->id, run);
+                break;
+            }
+            const xo_layout R = XO_ROW_MAJOR;
+            st = xo_buffer_write(n->x, 0, xb, sizeof xb);
+            if (st == XO_OK) st = xo_buffer_write(n->labels, 0, lb, sizeof lb);
+            if (st == XO_OK)
+                st = xo_sgemm_bias_act(w->ctx, R, XO_NO_TRANS, XO_NO_TRANS, B, HID, IN, 1, n->x, 0, IN, n->w1, 0, HID, 0,
+                                       n->h, 0, HID, n->b1, 0, XO_TANH);
+            if (st == XO_OK)
+                st = xo_sgemm(w->ctx, R, XO_NO_TRANS, XO_NO_TRANS, B, OUT, HID, 1, n->h, 0, HID, n->w2, 0, OUT, 0,
+                              n->logits, 0, OUT);
+            if (st == XO_OK)
+                st = xo_ssoftmax_xent(w->ctx, B, OUT, n->logits, 0, OUT, n->labels, 0, 1.0f / B, n->loss, 0,
+                                      n->dlogits, 0, OUT);
+            if (st == XO_OK)
+                st = xo_sgemm(w->ctx, R, XO_TRANS, XO_NO_TRANS, HID, OUT, B, 1, n->h, 0, HID, n->dlogits, 0, OUT, 0,
+                              n->dw2, 0, OUT);
+            if (st == XO_OK) st = xo_saxpy(w->ctx, HID * OUT, -k_lr, n->dw2, 0, 1, n->w2, 0, 1);
+            if (st == XO_OK) st = xo_buffer_read(n->loss, 0, loss, sizeof loss);
+            if (st == XO_OK && run < 0) st = xo_capture_end(w->ctx, &plan);
+        }
+    }
+    if (st != XO_OK && !w->failure[0])
+        snprintf(w->failure, sizeof w->failure, "worker %d: %s", w->id, xo_last_error());
+    if (st == XO_OK && !w->failure[0]) {
+        float *got = xot_read_all(planned.w2), *want = xot_read_all(eager.w2);
+        if (xot_first_mismatch_f(got, want, HID * OUT, 1e-4) >= 0)
+            snprintf(w->failure, sizeof w->failure, "worker %d: w2 differs from eager", w->id);
+        free(got);
+        free(want);
+    }
+    xo_plan_destroy(plan);
+    net_free(&eager);
+    net_free(&planned);
+    return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+    (void)state;
+    xo_context *ctx = NULL;
+    xot_assert_ok(xo_context_create(&ctx));
+    xot_assert_ok(xo_set_device(ctx, "cuda"));
+    worker w[2] = {{.ctx = ctx, .id = 0}, {.ctx = ctx, .id = 1}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, train_worker, &w[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++)
+        if (w[i].failure[0]) fail_msg("%s", w[i].failure);
+    xo_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) g_mode = argv[1];
@@ -212,6 +296,6 @@ int main(int argc, char **argv)
         printf("no CUDA device (real or stand-in) here: skipped\n");
         return XOT_EXIT_SKIP;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_training_step)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_training_step), cmocka_unit_test(test_two_threads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
