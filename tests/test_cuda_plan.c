@@ -147,6 +147,10 @@ static void test_training_step(void **state)
     xot_assert_ok(step(ctx, &planned));
     xo_plan *plan = NULL;
     xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[4096];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    if (strcmp(g_mode, "nographs") == 0) assert_false(xot_contains(text, "graph:"));
+    else if (!xot_contains(text, "graph: recorded calls 3..")) fail_msg("no graph segment in:\n%s", text);
     xot_assert_ok(xo_finish(ctx));
     xot_assert_ok(xo_stats_reset(ctx));
 

@@ -135,12 +135,18 @@ void xo__plan_graph_free(xo_plan *p)
     p->graphs = NULL;
 }
 
-int xo__plan_graph_ops(const xo_plan *p)
+void xo__plan_graph_describe(const xo_plan *p, char *out, size_t cap)
 {
-    int ops = 0;
-    for (int k = 0; p->graphs && k < p->graphs->nseg; k++)
-        ops += p->graphs->seg[k].count;
-    return ops;
+    out[0] = '\0';
+    const struct xo__plan_graphs *gs = p->graphs;
+    size_t used = 0;
+    for (int k = 0; gs && k < gs->nseg && used < cap; k++) {
+        const graph_seg *g = &gs->seg[k];
+        int w = snprintf(out + used, cap - used, "graph: recorded calls %d..%d (%d ops) on %d (%s), one launch%s\n",
+                         g->head + 1, g->head + g->count, g->count, g->dev, p->ctx->dev[g->dev].info.plugin,
+                         g->fails >= XO_GRAPH_TRIES ? " (failed: op by op)" : "");
+        used = w < 0 ? cap : used + (size_t)w;
+    }
 }
 
 /* Every operand current (or allocated) on the segment's device, as the ops' own moves

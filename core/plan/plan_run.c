@@ -269,6 +269,9 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
         }
         PUT(" %s on %d (%s), %.2f us\n", shape, s->dev, p->ctx->dev[s->dev].info.plugin, us);
     }
+    char graphs[1024];
+    xo__plan_graph_describe(p, graphs, sizeof graphs); /* plan_graph.c */
+    PUT("%s", graphs);
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);
 #undef PUT

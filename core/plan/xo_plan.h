@@ -99,8 +99,8 @@ void xo__plan_prepare_run(xo_plan *p);
 void xo__plan_graph_prepare(xo_plan *p);
 int xo__plan_graph_run(xo_plan *p, int i, int stat_slot);
 void xo__plan_graph_free(xo_plan *p);
-/* Ops in graph segments. */
-int xo__plan_graph_ops(const xo_plan *p);
+/* One line per graph segment for xo_plan_describe ("" when none). */
+void xo__plan_graph_describe(const xo_plan *p, char *out, size_t cap);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
 xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a
