@@ -240,6 +240,18 @@ static void run_reference(chain_case *c)
     }
 }
 
+/* The stand-in driver's count of launches of compiled (PTX) kernels; -1 on a real driver. */
+static long mock_generated(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *sym = lib ? dlsym(lib, "xo_mock_cuda_generated_launches") : NULL;
+    if (lib) dlclose(lib);
+    if (!sym) return -1;
+    long (*fn)(void);
+    memcpy(&fn, &sym, sizeof fn);
+    return fn();
+}
+
 static const xo_chain_runner *chain_runner(void)
 {
     assert_non_null(g_p->get_proc_address);
@@ -254,7 +266,9 @@ static void test_random_chains(void **state)
     const xo_chain_runner *r = chain_runner();
     const size_t sizes[] = {1, 7, 1000, 70001};
     int kinds_seen[NKINDS] = {0}, unstored = 0, from_register = 0;
+    const long gen0 = mock_generated();
     for (int t = 0; t < 120; t++) {
+        xo__cuda_nvrtc_enabled = t >= 60; /* the interpreter, then NVRTC's kernels where it is present */
         chain_case c = {.dt = t % 2 ? XO_F64 : XO_F32, .n = sizes[(t / 2) % 4], .nsteps = 2 + pick(XO_CHAIN_MAX - 1)};
         case_buffers(&c, 1000 + (uint64_t)t * 16);
         random_chain(&c);
@@ -270,9 +284,12 @@ static void test_random_chains(void **state)
         check_case(&c, "random chain");
         case_free(&c);
     }
+    xo__cuda_nvrtc_enabled = 1;
     for (int i = 0; i < NKINDS; i++)
         if (kinds_seen[i] == 0) fail_msg("step kind %d never drawn", (int)k_kinds[i]);
     assert_true(unstored > 0 && from_register > 0);
+    /* On the stand-in with NVRTC present, the second half ran compiled kernels. */
+    if (mock_generated() >= 0 && xo__cuda_nvrtc(NULL)) assert_int_equal(mock_generated() - gen0, 60);
 }
 
 /* store = 0 leaves memory alone, and a later step reading that buffer through from[]

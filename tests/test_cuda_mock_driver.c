@@ -49,14 +49,20 @@ struct CUstream_st {
     struct CUgraph_st *rec;
 };
 struct CUevent_st { double ms; };
-struct CUmod_st { int dummy; };
-struct CUfunc_st { const char *name; };
+struct CUfunc_st {
+    const char *name;
+    int generated; /* from a PTX module (NVRTC) */
+};
+struct CUmod_st {
+    int ptx;                     /* a PTX module: its chain kernels, run as the interpreter */
+    struct CUfunc_st chain[2];   /* xo_chain_f32, xo_chain_f64 where the PTX has them */
+};
 
 static struct CUctx_st g_ctx;
 static _Thread_local int tl_depth; /* contexts pushed on this thread */
 static struct CUmod_st g_module;
 static struct CUfunc_st g_funcs[] = { /* every kernel of the plugin's list, both precisions */
-#define MOCK_FUNC_(ID, name) {"xo_" #name "_f32"}, {"xo_" #name "_f64"},
+#define MOCK_FUNC_(ID, name) {"xo_" #name "_f32", 0}, {"xo_" #name "_f64", 0},
     XO_CUDA_KERNEL_MAP(MOCK_FUNC_)
 #undef MOCK_FUNC_
 };
@@ -190,17 +196,46 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
     return CUDA_SUCCESS;
 }
+/* Launches of kernels from PTX modules (NVRTC's chain kernels), for tests. */
+static _Atomic long g_generated_launches;
+long xo_mock_cuda_generated_launches(void);
+long xo_mock_cuda_generated_launches(void) { return g_generated_launches; }
+
+/* The embedded fatbin, or PTX text (NVRTC's output) whose chain kernels are taken to
+ * compute what the interpreter computes (same name, same parameter): the stand-in cannot
+ * run generated code, but the plugin's compile, load, cache and launch are exercised. */
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     NEED_CTX();
     const unsigned char *p = image;
+    if (p && p[0] == '/' && p[1] == '/' && strstr(image, ".entry")) {
+        struct CUmod_st *m = calloc(1, sizeof *m);
+        if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+        m->ptx = 1;
+        if (strstr(image, ".entry xo_chain_f32(")) m->chain[0] = (struct CUfunc_st){"xo_chain_f32", 1};
+        if (strstr(image, ".entry xo_chain_f64(")) m->chain[1] = (struct CUfunc_st){"xo_chain_f64", 1};
+        *module = m;
+        return CUDA_SUCCESS;
+    }
     if (!p || p[0] != 0x50 || p[1] != 0xED || p[2] != 0x55 || p[3] != 0xBA) return CUDA_ERROR_INVALID_IMAGE;
     *module = &g_module;
     return CUDA_SUCCESS;
 }
-CUresult cuModuleUnload(CUmodule module) { (void)module; return CUDA_SUCCESS; }
+CUresult cuModuleUnload(CUmodule module)
+{
+    if (module && module->ptx) free(module);
+    return CUDA_SUCCESS;
+}
 CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 {
+    if (module && module->ptx) {
+        for (int i = 0; i < 2; i++)
+            if (module->chain[i].name && strcmp(module->chain[i].name, name) == 0) {
+                *fn = &module->chain[i];
+                return CUDA_SUCCESS;
+            }
+        return CUDA_ERROR_NOT_FOUND;
+    }
     if (module != &g_module) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof g_funcs / sizeof g_funcs[0]; i++)
         if (strcmp(g_funcs[i].name, name) == 0) {
@@ -209,6 +244,16 @@ CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
         }
     return CUDA_ERROR_NOT_FOUND;
 }
+/* NVRTC opens libcuda.so.1 itself and asks it for its private export tables (a real
+ * driver's business): the stand-in has none, which NVRTC takes as no driver. */
+CUresult cuGetExportTable(const void **table, const void *id);
+CUresult cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    if (table) *table = NULL;
+    return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+}
+
 /* Knows no names beyond success, so the plugin's own table is used (a real driver
  * also answers CUDA_ERROR_INVALID_VALUE for codes it does not know). */
 CUresult cuGetErrorName(CUresult error, const char **name)
@@ -730,6 +775,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
         bx != BLOCK || by != 1 || bz != 1 || shared_bytes != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (stream->capturing) return record_launch(stream, f, gx, gy, params);
+    if (f->generated) g_generated_launches++;
     /* A kernel of cuda_kernels.h without its twin here fails to launch. */
     return execute(f, gx, gy, params) ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }

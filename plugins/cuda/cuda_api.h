@@ -160,6 +160,29 @@ typedef struct xo__cublas_api {
 #undef XO_CUBLAS_FIELD_
 } xo__cublas_api;
 
+/* ---- NVRTC (libnvrtc.so.13 / .12; optional: chains then run on the interpreter) ------- */
+
+typedef int nvrtcResult;
+#define NVRTC_SUCCESS 0
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+#define XO_NVRTC_SYMBOLS(X)                                                                 \
+    X(nvrtcCreateProgram, NULL,                                                             \
+      (nvrtcProgram * prog, const char *src, const char *name, int nheaders,                \
+       const char *const *headers, const char *const *include_names))                       \
+    X(nvrtcDestroyProgram, NULL, (nvrtcProgram * prog))                                     \
+    X(nvrtcCompileProgram, NULL, (nvrtcProgram prog, int noptions, const char *const *options)) \
+    X(nvrtcGetPTXSize, NULL, (nvrtcProgram prog, size_t * size))                            \
+    X(nvrtcGetPTX, NULL, (nvrtcProgram prog, char *ptx))                                    \
+    X(nvrtcGetProgramLogSize, NULL, (nvrtcProgram prog, size_t * size))                     \
+    X(nvrtcGetProgramLog, NULL, (nvrtcProgram prog, char *log))
+
+typedef struct xo__nvrtc_api {
+#define XO_NVRTC_FIELD_(sym, fallback, params) nvrtcResult(*sym) params;
+    XO_NVRTC_SYMBOLS(XO_NVRTC_FIELD_)
+#undef XO_NVRTC_FIELD_
+} xo__nvrtc_api;
+
 /* ---- loading (cuda_loader.c) --------------------------------------------------------- */
 
 /* Filled once per process by xo__cuda_load(); all NULL until then or when absent. */
@@ -178,6 +201,9 @@ typedef struct xo__cuda_libs {
 const xo__cuda_libs *xo__cuda_load(void);
 /* 1 if the loaded driver has every XO_CU_GRAPH_SYMBOLS entry. */
 int xo__cuda_graphs_loaded(void);
+/* dlopen NVRTC once per process, on first need (thread-safe); NULL when it is absent or
+ * lacks a symbol (*note says which). */
+const xo__nvrtc_api *xo__cuda_nvrtc(const char **note);
 
 /* ---- native codes (cuda_status.c) ----------------------------------------------------- */
 

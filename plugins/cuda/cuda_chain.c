@@ -1,8 +1,9 @@
-/* The "xo_chain" extra (plugin.h): an element-wise chain of a plan as one launch of the
- * interpreter kernel xo_chain_{f32,f64} (kernels/xo_cuda_kernels.cu). The chain becomes
+/* The "xo_chain" extra (plugin.h): an element-wise chain of a plan as one launch: of a
+ * kernel compiled for its shape with NVRTC where libnvrtc is present (cuda_nvrtc.c), else
+ * of the interpreter kernel xo_chain_{f32,f64} (kernels/xo_cuda_kernels.cu). The chain becomes
  * an xo_cuda_chain_prog (cuda_kernels.h), passed by value: per step its interpreter code,
  * the device addresses of the inputs it reads from memory and of its output, from[] and
- * store. The kernel is the one in the embedded fatbin: no run-time compiler is needed. */
+ * store. Both kernels take that same parameter; the interpreter needs no run-time compiler. */
 #include "cuda_internal.h"
 
 #include <string.h>
@@ -124,10 +125,13 @@ static xo_status cuda_chain_run(void *state, int dev, const xo_chain *chain, uin
         xo__cuda_leave(d);
         return st->host->set_error(XO_ERR_UNSUPPORTED, "cuda chain: the kernel module is unavailable on device %d", dev);
     }
+    const int f64 = chain->dtype == XO_F64;
+    CUfunction fn = xo__cuda_chain_fn(st, d, &prog, f64); /* NVRTC's for this shape, or NULL */
     xo__cuda_timing *t = xo__cuda_timing_begin(d, token);
     void *params[] = {&prog};
-    xo_status s = xo__cuda_launch(st, d, XO_CUDA_K_CHAIN, chain->dtype == XO_F64,
-                                  xo__cuda_grid_for(chain->n, XO_CUDA_MAX_GRID), 1, params);
+    const unsigned grid = xo__cuda_grid_for(chain->n, XO_CUDA_MAX_GRID);
+    xo_status s = fn ? xo__cuda_launch_fn(st, d, fn, "xo_chain (compiled)", grid, 1, params)
+                     : xo__cuda_launch(st, d, XO_CUDA_K_CHAIN, f64, grid, 1, params);
     if (s == XO_OK) xo__cuda_timing_end(d, t);
     xo__cuda_leave(d);
     return s;

@@ -5,6 +5,8 @@
  *   cuda_run.c          run(): the op table, one row per op kind (entry + needs)
  *   cuda_chain.c        the "xo_chain" extra: a plan's element-wise chain, one launch of
  *                       the interpreter kernel
+ *   cuda_nvrtc.c        a chain's shape compiled with NVRTC when present (cached per
+ *                       device); the interpreter kernel otherwise
  *   cuda_graph.c        the "xo_graph" extra: stream capture into CUDA graphs, replay
  *   cuda_fused.c        gemm_bias_act (calls cuda_blas.c's gemm)
  *   cuda_blas.c         gemm, gemv, axpy, scal, dot, ger (cuBLAS); nrm2, copy (kernels)
@@ -39,6 +41,7 @@
 #define XO_CUDA_TIMING_SLOTS 256        /* bounded ring of per-op event pairs */
 #define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
 #define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
+#define XO_CUDA_GEN_SLOTS 64            /* chain shapes compiled with NVRTC per device */
 
 /* Our kernels (cuda_kernels.h); each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
@@ -64,6 +67,14 @@ typedef struct xo__cuda_staging {
     CUevent done; /* recorded after the copy that uses `host` */
     int pending;  /* `done` recorded and not yet waited for */
 } xo__cuda_staging;
+
+/* A chain shape compiled with NVRTC (cuda_nvrtc.c); fn NULL: it failed (interpreter). */
+typedef struct xo__cuda_gen {
+    uint64_t hash;
+    char *src; /* the generated source: the key */
+    CUmodule module;
+    CUfunction fn;
+} xo__cuda_gen;
 
 typedef struct xo__cuda_device {
     pthread_mutex_t lock;
@@ -91,6 +102,9 @@ typedef struct xo__cuda_device {
     pthread_t capture_owner;
     pthread_cond_t capture_done;
     int cond_init;
+
+    xo__cuda_gen gen[XO_CUDA_GEN_SLOTS];
+    int ngen;
 
     xo__cuda_timing timing[XO_CUDA_TIMING_SLOTS];
     int timing_head, timing_count;
@@ -185,6 +199,17 @@ static inline unsigned xo__cuda_grid_cap(size_t blocks)
 /* Launch kernel `k` (f64: double variant) with XO_CUDA_BLOCK threads on d's stream. */
 xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
                           unsigned gy, void **params);
+/* The same for a function of another module (`name` for messages). */
+xo_status xo__cuda_launch_fn(xo__cuda_state *st, xo__cuda_device *d, CUfunction fn, const char *name, unsigned gx,
+                             unsigned gy, void **params);
+
+/* cuda_nvrtc.c (device entered): the kernel compiled for the shape of `p`, or NULL (no
+ * NVRTC, it failed, or recording a graph): then the interpreter runs it. release: unload
+ * the compiled modules (context current). enabled: 0 makes every chain use the
+ * interpreter (tests). */
+CUfunction xo__cuda_chain_fn(xo__cuda_state *st, xo__cuda_device *d, const xo_cuda_chain_prog *p, int f64);
+void xo__cuda_gen_release(xo__cuda_device *d);
+extern int xo__cuda_nvrtc_enabled;
 
 /* cuda_timing.c (context current). begin: record the start of a new ring entry, NULL
  * when timings are unavailable; end: record its end, which makes it count; collect: up
