@@ -104,6 +104,7 @@ set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
 # The trap as a plan: placed on the CPU from the first run, the buffer moved once.
 xo_add_test(test_plan_trap SOURCES test_plan_trap.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
+set_tests_properties(test_plan_trap PROPERTIES RUN_SERIAL TRUE)
 xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)

@@ -330,6 +330,13 @@ xo_status xo__dev_run_chain(xo_context *ctx, int d, const char *fn, const xo_cha
 xo_status xo__dev_finish(xo_context *ctx, int d);
 /* Device-measured times of completed ops (async devices), at most max; 0: none. */
 int xo__dev_drain(xo_context *ctx, int d, xo_op_timing *out, int max);
+/* The "xo_graph" extra of device d (plugin.h), NULL when its plugin has none (the CPU
+ * never). begin/end/destroy call it; launch is a "launch" site and marks d queued. */
+const xo_graph_runner *xo__dev_graph(xo_context *ctx, int d);
+xo_status xo__dev_graph_begin(xo_context *ctx, int d);
+xo_status xo__dev_graph_end(xo_context *ctx, int d, void **graph);
+xo_status xo__dev_graph_launch(xo_context *ctx, int d, void *graph, const char *fn);
+void xo__dev_graph_destroy(xo_context *ctx, int d, void *graph);
 /* The fast paths' run on the CPU (xo_dispatch.h), inline: no fault site, as a context
  * with XO_FAULTS never takes them. */
 static inline __attribute__((always_inline)) xo_status xo__dev_run_cpu(xo_context *ctx, const xo_op_desc *desc)

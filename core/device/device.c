@@ -304,3 +304,42 @@ int xo__dev_drain(xo_context *ctx, int d, xo_op_timing *out, int max)
     xo__device *dev = &ctx->dev[d];
     return dev->plugin->drain_timings ? dev->plugin->drain_timings(dev->pstate, dev->pdev, out, max) : 0;
 }
+
+/* ---- the "xo_graph" extra (plans, core/plan/plan_graph.c) ------------------------------ */
+
+const xo_graph_runner *xo__dev_graph(xo_context *ctx, int d)
+{
+    const xo_plugin *pl = ctx->dev[d].plugin;
+    return d != 0 && pl->get_proc_address ? pl->get_proc_address("xo_graph") : NULL;
+}
+
+xo_status xo__dev_graph_begin(xo_context *ctx, int d)
+{
+    xo__device *dev = &ctx->dev[d];
+    return xo__dev_graph(ctx, d)->begin(dev->pstate, dev->pdev);
+}
+
+xo_status xo__dev_graph_end(xo_context *ctx, int d, void **graph)
+{
+    xo__device *dev = &ctx->dev[d];
+    return xo__dev_graph(ctx, d)->end(dev->pstate, dev->pdev, graph);
+}
+
+xo_status xo__dev_graph_launch(xo_context *ctx, int d, void *graph, const char *fn)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (ctx->nfaults && xo__fault_hit(ctx, dev->info.plugin, "launch"))
+        return xo__error(XO_ERR_DEVICE, "%s: graph launch on device %d (%s) failed (XO_FAULTS)", fn, d,
+                         dev->info.plugin);
+    atomic_store_explicit(&dev->queued, 1, memory_order_relaxed);
+    XO_RETURN_IF_ERROR(xo__dev_graph(ctx, d)->launch(dev->pstate, dev->pdev, graph));
+    atomic_store_explicit(&dev->queued, 1, memory_order_release); /* after the enqueue: xo_finish waits for it */
+    return XO_OK;
+}
+
+void xo__dev_graph_destroy(xo_context *ctx, int d, void *graph)
+{
+    xo__device *dev = &ctx->dev[d];
+    if (graph)
+        xo__dev_graph(ctx, d)->destroy(dev->pstate, dev->pdev, graph);
+}

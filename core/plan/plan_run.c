@@ -35,6 +35,7 @@ void xo__plan_prepare_run(xo_plan *p)
     for (int i = 0; i < p->nsteps; i++)
         p->steps[i].direct = xo__plan_direct_ok(p->ctx, &p->steps[i]);
     xo__plan_segments(p);
+    xo__plan_graph_prepare(p);
 }
 
 static xo_status run_op(xo_plan *p, xo__step *s, int fast)
@@ -248,6 +249,11 @@ xo_status xo_plan_run(xo_plan *p)
             }
             if (s->fused < 0 || s->epilogue < 0)
                 break; /* its group, or its gemm, ran it */
+            int in_graph = !eager && p->graphs ? xo__plan_graph_run(p, i, stat_slot) : 0; /* plan_graph.c */
+            if (in_graph > 0) {
+                i += in_graph - 1;
+                break;
+            }
             if (s->fused > 0 && !eager) {
                 st = run_group(p, i, stat_slot, fast);
                 break;
@@ -308,6 +314,7 @@ void xo_plan_destroy(xo_plan *p)
         xo__summary_plan(ctx, line);
     }
     pthread_mutex_unlock(&p->run_lock);
+    xo__plan_graph_free(p);
     xo__plan_free(p);
 }
 
@@ -348,6 +355,9 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
                 PUT("%s%s (call %d)", n++ ? ", " : "; not stored: ", s[k].op.fn + 3, i + k + 1);
         PUT("\n");
     }
+    char graphs[1024];
+    xo__plan_graph_describe(p, graphs, sizeof graphs); /* plan_graph.c */
+    PUT("%s", graphs);
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);
 #undef PUT

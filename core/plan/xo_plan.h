@@ -7,7 +7,9 @@
  *   plan_place.c    placement of the whole sequence with the cost model (simulated
  *                   residency; all on the CPU, op by op, and improved)
  *   plan_run.c      xo_plan_run (a flat walk calling run.c, or the CPU plugin directly),
- *                   xo_plan_describe, xo_plan_destroy */
+ *                   xo_plan_describe, xo_plan_destroy
+ *   plan_graph.c    runs of ops on one device recorded once and replayed as one graph
+ *                   launch (the "xo_graph" extra: CUDA graphs) */
 #ifndef XO_PLAN_H
 #define XO_PLAN_H
 
@@ -102,6 +104,7 @@ struct xo_plan {
     xo__seg *segs;
     xo__seg_buf *seg_bufs;
     int nsegs;
+    struct xo__plan_graphs *graphs; /* graph segments (plan_graph.c), NULL: none */
     /* runs */
     pthread_mutex_t run_lock;
     uint64_t runs;
@@ -145,6 +148,14 @@ void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d);
  * length: that step's CPU kernel failed, *st untouched). */
 void xo__plan_segments(xo_plan *p);
 int xo__plan_run_segment(xo_plan *p, const xo__seg *seg, int stat_slot);
+/* Graph segments (plan_graph.c): found after placement and fusion; run: if a segment
+ * starts at step i, run it as one graph and return its op count, else (or when the graph
+ * failed and nothing ran) 0: the walk runs the ops one by one. free: destroy the graphs. */
+void xo__plan_graph_prepare(xo_plan *p);
+int xo__plan_graph_run(xo_plan *p, int i, int stat_slot);
+void xo__plan_graph_free(xo_plan *p);
+/* One line per graph segment for xo_plan_describe ("" when none). */
+void xo__plan_graph_describe(const xo_plan *p, char *out, size_t cap);
 /* Place every op (plan_place.c): step dev, cls, known_*, pred_us; the plan's totals. */
 xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a

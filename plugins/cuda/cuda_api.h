@@ -28,6 +28,10 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef int CUstreamCaptureMode;
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 
 typedef int CUdevice_attribute;
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
@@ -77,9 +81,18 @@ typedef int CUdevice_attribute;
        unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,       \
        void **params, void **extra))
 
-/* Optional: used when present. */
-#define XO_CU_OPTIONAL_SYMBOLS(X) \
-    X(cuGetErrorName, NULL, (CUresult error, const char **name))
+/* Optional: used when present. The graph entries (CUDA 11.4+) come as a set: a driver
+ * that lacks any of them offers no graphs (xo__cuda_graphs_loaded). */
+#define XO_CU_OPTIONAL_SYMBOLS(X)                                                           \
+    X(cuGetErrorName, NULL, (CUresult error, const char **name))                            \
+    XO_CU_GRAPH_SYMBOLS(X)
+#define XO_CU_GRAPH_SYMBOLS(X)                                                              \
+    X(cuStreamBeginCapture_v2, NULL, (CUstream stream, CUstreamCaptureMode mode))           \
+    X(cuStreamEndCapture, NULL, (CUstream stream, CUgraph * graph))                         \
+    X(cuGraphInstantiateWithFlags, NULL, (CUgraphExec * exec, CUgraph graph, unsigned long long flags)) \
+    X(cuGraphLaunch, NULL, (CUgraphExec exec, CUstream stream))                             \
+    X(cuGraphExecDestroy, NULL, (CUgraphExec exec))                                         \
+    X(cuGraphDestroy, NULL, (CUgraph graph))
 
 typedef struct xo__cuda_driver_api {
 #define XO_CU_FIELD_(sym, fallback, params) CUresult(*sym) params;
@@ -147,6 +160,29 @@ typedef struct xo__cublas_api {
 #undef XO_CUBLAS_FIELD_
 } xo__cublas_api;
 
+/* ---- NVRTC (libnvrtc.so.13 / .12; optional: chains then run on the interpreter) ------- */
+
+typedef int nvrtcResult;
+#define NVRTC_SUCCESS 0
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+#define XO_NVRTC_SYMBOLS(X)                                                                 \
+    X(nvrtcCreateProgram, NULL,                                                             \
+      (nvrtcProgram * prog, const char *src, const char *name, int nheaders,                \
+       const char *const *headers, const char *const *include_names))                       \
+    X(nvrtcDestroyProgram, NULL, (nvrtcProgram * prog))                                     \
+    X(nvrtcCompileProgram, NULL, (nvrtcProgram prog, int noptions, const char *const *options)) \
+    X(nvrtcGetPTXSize, NULL, (nvrtcProgram prog, size_t * size))                            \
+    X(nvrtcGetPTX, NULL, (nvrtcProgram prog, char *ptx))                                    \
+    X(nvrtcGetProgramLogSize, NULL, (nvrtcProgram prog, size_t * size))                     \
+    X(nvrtcGetProgramLog, NULL, (nvrtcProgram prog, char *log))
+
+typedef struct xo__nvrtc_api {
+#define XO_NVRTC_FIELD_(sym, fallback, params) nvrtcResult(*sym) params;
+    XO_NVRTC_SYMBOLS(XO_NVRTC_FIELD_)
+#undef XO_NVRTC_FIELD_
+} xo__nvrtc_api;
+
 /* ---- loading (cuda_loader.c) --------------------------------------------------------- */
 
 /* Filled once per process by xo__cuda_load(); all NULL until then or when absent. */
@@ -163,6 +199,11 @@ typedef struct xo__cuda_libs {
 /* dlopen libcuda.so.1 and libcublas.so.{13,12,} once per process (thread-safe) and
  * fill xo__cu / xo__cublas. The libraries stay loaded for the life of the process. */
 const xo__cuda_libs *xo__cuda_load(void);
+/* 1 if the loaded driver has every XO_CU_GRAPH_SYMBOLS entry. */
+int xo__cuda_graphs_loaded(void);
+/* dlopen NVRTC once per process, on first need (thread-safe); NULL when it is absent or
+ * lacks a symbol (*note says which). */
+const xo__nvrtc_api *xo__cuda_nvrtc(const char **note);
 
 /* ---- native codes (cuda_status.c) ----------------------------------------------------- */
 

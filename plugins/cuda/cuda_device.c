@@ -25,6 +25,8 @@ const unsigned char *xo__cuda_fatbin(size_t *out_size)
 xo_status xo__cuda_enter(xo__cuda_state *st, xo__cuda_device *d)
 {
     pthread_mutex_lock(&d->lock);
+    while (d->capturing && !pthread_equal(d->capture_owner, pthread_self())) /* cuda_graph.c */
+        pthread_cond_wait(&d->capture_done, &d->lock);
     xo_status s = XO_CU(st, cuCtxPushCurrent_v2, (d->ctx));
     if (s != XO_OK) pthread_mutex_unlock(&d->lock);
     return s;
@@ -171,6 +173,9 @@ xo_status xo__cuda_device_open(xo__cuda_state *st, xo__cuda_device *d, int ordin
     if (pthread_mutex_init(&d->lock, NULL) != 0)
         return st->host->set_error(XO_ERR_DEVICE, "cuda: pthread_mutex_init failed");
     d->lock_init = 1;
+    if (pthread_cond_init(&d->capture_done, NULL) != 0)
+        return st->host->set_error(XO_ERR_DEVICE, "cuda: pthread_cond_init failed");
+    d->cond_init = 1;
 
     XO_CUDA_TRY(XO_CU_OPEN(cuDeviceGet, (&d->dev, ordinal)));
     XO_CUDA_TRY(XO_CU_OPEN(cuDeviceGetName, (d->name, (int)sizeof d->name - 1, d->dev)));
@@ -209,6 +214,7 @@ void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
             if (d->scratch) (void)xo__cu.cuMemFree_v2(d->scratch);
             if (d->blas) (void)xo__cublas.cublasDestroy_v2(d->blas);
             if (d->module) (void)xo__cu.cuModuleUnload(d->module);
+            xo__cuda_gen_release(d);
             if (d->stream) (void)xo__cu.cuStreamDestroy_v2(d->stream);
             CUcontext popped = NULL;
             (void)xo__cu.cuCtxPopCurrent_v2(&popped);
@@ -216,6 +222,7 @@ void xo__cuda_device_close(xo__cuda_state *st, xo__cuda_device *d)
         (void)xo__cu.cuDevicePrimaryCtxRelease_v2(d->dev);
     }
     if (d->lock_init) pthread_mutex_destroy(&d->lock);
+    if (d->cond_init) pthread_cond_destroy(&d->capture_done);
     memset(d, 0, sizeof *d);
 }
 
@@ -241,12 +248,17 @@ unsigned xo__cuda_grid_for(size_t work, unsigned cap)
     return blocks > cap ? cap : (unsigned)blocks;
 }
 
+xo_status xo__cuda_launch_fn(xo__cuda_state *st, xo__cuda_device *d, CUfunction fn, const char *name, unsigned gx,
+                             unsigned gy, void **params)
+{
+    CUresult r = xo__cu.cuLaunchKernel(fn, gx, gy, 1, XO_CUDA_BLOCK, 1, 1, 0, d->stream, params, NULL);
+    if (r == CUDA_SUCCESS) return XO_OK;
+    return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
+                               "cuLaunchKernel(%s): %s (%d)", name, xo__cuda_result_name(r), r);
+}
+
 xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
                           unsigned gy, void **params)
 {
-    CUresult r = xo__cu.cuLaunchKernel(d->fn[k][f64], gx, gy, 1, XO_CUDA_BLOCK, 1, 1, 0, d->stream, params, NULL);
-    if (r == CUDA_SUCCESS) return XO_OK;
-    return st->host->set_error(r == CUDA_ERROR_OUT_OF_MEMORY ? XO_ERR_OUT_OF_MEMORY : XO_ERR_DEVICE,
-                               "cuLaunchKernel(%s): %s (%d)", xo__cuda_kernel_names[k][f64],
-                               xo__cuda_result_name(r), r);
+    return xo__cuda_launch_fn(st, d, d->fn[k][f64], xo__cuda_kernel_names[k][f64], gx, gy, params);
 }

@@ -3,6 +3,11 @@
  *   cuda_plugin.c       the vtable: init, shutdown, device_info, supports, finish,
  *                       drain_timings
  *   cuda_run.c          run(): the op table, one row per op kind (entry + needs)
+ *   cuda_chain.c        the "xo_chain" extra: a plan's element-wise chain, one launch of
+ *                       the interpreter kernel
+ *   cuda_nvrtc.c        a chain's shape compiled with NVRTC when present (cached per
+ *                       device); the interpreter kernel otherwise
+ *   cuda_graph.c        the "xo_graph" extra: stream capture into CUDA graphs, replay
  *   cuda_fused.c        gemm_bias_act (calls cuda_blas.c's gemm)
  *   cuda_blas.c         gemm, gemv, axpy, scal, dot, ger (cuBLAS); nrm2, copy (kernels)
  *   cuda_elementwise.c  unary, binary, binary_scalar, fill, scale_by, axpby, bias
@@ -36,6 +41,7 @@
 #define XO_CUDA_TIMING_SLOTS 256        /* bounded ring of per-op event pairs */
 #define XO_CUDA_STAGING_SLOTS 4         /* pinned staging buffers per device */
 #define XO_CUDA_STAGING_BYTES ((size_t)4 << 20)
+#define XO_CUDA_GEN_SLOTS 64            /* chain shapes compiled with NVRTC per device */
 
 /* Our kernels (cuda_kernels.h); each has an f32 and an f64 variant ("xo_unary_f32", ...). */
 typedef enum xo__cuda_kernel {
@@ -62,6 +68,14 @@ typedef struct xo__cuda_staging {
     int pending;  /* `done` recorded and not yet waited for */
 } xo__cuda_staging;
 
+/* A chain shape compiled with NVRTC (cuda_nvrtc.c); fn NULL: it failed (interpreter). */
+typedef struct xo__cuda_gen {
+    uint64_t hash;
+    char *src; /* the generated source: the key */
+    CUmodule module;
+    CUfunction fn;
+} xo__cuda_gen;
+
 typedef struct xo__cuda_device {
     pthread_mutex_t lock;
     int lock_init;
@@ -81,6 +95,16 @@ typedef struct xo__cuda_device {
     xo__cuda_staging staging[XO_CUDA_STAGING_SLOTS];
     int staging_next;     /* slot for the next chunk */
     int staging_broken;   /* pinned allocation failed: copy directly, synchronously */
+
+    /* Stream capture ("xo_graph", cuda_graph.c): while `capturing`, only capture_owner
+     * enters the device; the others wait on capture_done. */
+    int capturing;
+    pthread_t capture_owner;
+    pthread_cond_t capture_done;
+    int cond_init;
+
+    xo__cuda_gen gen[XO_CUDA_GEN_SLOTS];
+    int ngen;
 
     xo__cuda_timing timing[XO_CUDA_TIMING_SLOTS];
     int timing_head, timing_count;
@@ -175,6 +199,17 @@ static inline unsigned xo__cuda_grid_cap(size_t blocks)
 /* Launch kernel `k` (f64: double variant) with XO_CUDA_BLOCK threads on d's stream. */
 xo_status xo__cuda_launch(xo__cuda_state *st, xo__cuda_device *d, xo__cuda_kernel k, int f64, unsigned gx,
                           unsigned gy, void **params);
+/* The same for a function of another module (`name` for messages). */
+xo_status xo__cuda_launch_fn(xo__cuda_state *st, xo__cuda_device *d, CUfunction fn, const char *name, unsigned gx,
+                             unsigned gy, void **params);
+
+/* cuda_nvrtc.c (device entered): the kernel compiled for the shape of `p`, or NULL (no
+ * NVRTC, it failed, or recording a graph): then the interpreter runs it. release: unload
+ * the compiled modules (context current). enabled: 0 makes every chain use the
+ * interpreter (tests). */
+CUfunction xo__cuda_chain_fn(xo__cuda_state *st, xo__cuda_device *d, const xo_cuda_chain_prog *p, int f64);
+void xo__cuda_gen_release(xo__cuda_device *d);
+extern int xo__cuda_nvrtc_enabled;
 
 /* cuda_timing.c (context current). begin: record the start of a new ring entry, NULL
  * when timings are unavailable; end: record its end, which makes it count; collect: up
@@ -219,6 +254,10 @@ xo_status xo__cuda_softmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_d
 xo_status xo__cuda_softmax_xent(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 /* cuda_fused.c */
 xo_status xo__cuda_gemm_bias_act(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+
+/* The extras get_proc_address offers (cuda_chain.c, cuda_graph.c). */
+extern const xo_chain_runner xo__cuda_chain_runner;
+extern const xo_graph_runner xo__cuda_graph_runner;
 
 /* cuda_run.c: what running an op kind needs (XO_CUDA_NEED_*); 0: it does not run on CUDA. */
 #define XO_CUDA_NEED_BLAS 1u

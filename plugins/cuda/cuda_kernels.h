@@ -23,6 +23,42 @@
     X(SOFTMAX_XENT, softmax_xent)   /* a block per row: loss and grad                    */ \
     X(REDUCE_ROWS, reduce_rows)     /* reduce_axis 1: a block per row                    */ \
     X(REDUCE_COLS, reduce_cols)     /* reduce_axis 0: 32 columns per block               */ \
-    X(EPILOGUE, epilogue)           /* gemm_bias_act's pass over C                       */
+    X(EPILOGUE, epilogue)           /* gemm_bias_act's pass over C                       */ \
+    X(CHAIN, chain)                 /* an element-wise chain (xo_chain), interpreted     */
+
+/* xo_chain_{f32,f64}: the "xo_chain" extra's interpreter kernel. Its one parameter is an
+ * xo_cuda_chain_prog, by value (under the 4 KiB of kernel parameters every driver takes).
+ * Element i (grid-stride) runs the steps in order, each step's result kept in a per-thread
+ * array r[]; step k computes from inputs u and v:
+ *   u, v   from[j] >= 0: r[from[j]]; else in[j][i] read from memory (in[j] == 0: unused)
+ *   UNARY  f(u)          subop: xo_unary_op       BINARY        u (op) v   subop: xo_binary_op
+ *   BINARY_SCALAR  u (op) alpha                   SCAL          alpha == 0 ? 0 : alpha u
+ *   FILL   alpha                                  AXPY          alpha u + v
+ *   AXPBY  ax = alpha == 0 ? 0 : alpha u; beta == 0 ? ax : ax + beta v
+ *   COPY   u                                      SCALE_BY      u * in[1][0] (s, read whole)
+ * and, where store, writes it to out[i]. Scalars are doubles here and converted to the
+ * kernel's precision, as the single-op kernels receive them. The stand-in driver
+ * (tests/test_cuda_mock_driver.c) interprets the same struct. */
+#define XO_CUDA_CHAIN_STEPS 32
+enum {
+    XO_CUDA_CC_UNARY, XO_CUDA_CC_BINARY, XO_CUDA_CC_BINARY_SCALAR, XO_CUDA_CC_SCAL, XO_CUDA_CC_FILL,
+    XO_CUDA_CC_AXPY, XO_CUDA_CC_AXPBY, XO_CUDA_CC_COPY, XO_CUDA_CC_SCALE_BY
+};
+typedef struct xo_cuda_chain_step {
+    unsigned long long in[2]; /* device addresses of inputs read from memory (element 0 of the chain) */
+    unsigned long long out;   /* device address of the output, where store */
+    double alpha, beta;
+    int code;                 /* XO_CUDA_CC_* */
+    int subop;
+    signed char from[2];      /* >= 0: the earlier step whose result input j is */
+    unsigned char store;
+    unsigned char pad_[5];
+} xo_cuda_chain_step;
+typedef struct xo_cuda_chain_prog {
+    unsigned long long n;
+    int nsteps;
+    int pad_;
+    xo_cuda_chain_step step[XO_CUDA_CHAIN_STEPS];
+} xo_cuda_chain_prog;
 
 #endif /* XO_CUDA_KERNELS_H */

@@ -82,6 +82,45 @@ static void load_driver(void)
     g_libs.driver = 1;
 }
 
+int xo__cuda_graphs_loaded(void)
+{
+    int all = xo__cuda_load()->driver;
+#define XO_CU_HAVE_(sym, fallback, params) all = all && xo__cu.sym != NULL;
+    XO_CU_GRAPH_SYMBOLS(XO_CU_HAVE_)
+#undef XO_CU_HAVE_
+    return all;
+}
+
+static xo__nvrtc_api g_nvrtc;
+static int g_nvrtc_ok;
+static char g_nvrtc_note[256];
+static pthread_once_t g_nvrtc_once = PTHREAD_ONCE_INIT;
+
+static void load_nvrtc(void)
+{
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
+    void *lib = open_first(names, g_nvrtc_note, sizeof g_nvrtc_note);
+    if (!lib) return;
+#define XO_NVRTC_ENTRY_(sym, fallback, params) {#sym, fallback, (void **)&g_nvrtc.sym},
+    const symbol_entry table[] = {XO_NVRTC_SYMBOLS(XO_NVRTC_ENTRY_)};
+#undef XO_NVRTC_ENTRY_
+    const char *missing = resolve(lib, table, sizeof table / sizeof table[0], 1);
+    if (missing) {
+        snprintf(g_nvrtc_note, sizeof g_nvrtc_note, "libnvrtc lacks %s", missing);
+        memset(&g_nvrtc, 0, sizeof g_nvrtc);
+        dlclose(lib);
+        return;
+    }
+    g_nvrtc_ok = 1;
+}
+
+const xo__nvrtc_api *xo__cuda_nvrtc(const char **note)
+{
+    pthread_once(&g_nvrtc_once, load_nvrtc);
+    if (note) *note = g_nvrtc_note;
+    return g_nvrtc_ok ? &g_nvrtc : NULL;
+}
+
 static void load_cublas(void)
 {
     /* cuBLAS 13 needs a CUDA 13 driver: on an older driver prefer cuBLAS 12. */

@@ -130,9 +130,19 @@ static int cuda_drain_timings(void *state, int dev, xo_op_timing *out, int max)
     if (st && xo__cuda_lost(st)) return 0;
     xo__cuda_device *d = xo__cuda_device_at(st, dev, "cuda drain_timings");
     if (!d || max <= 0 || xo__cuda_enter(st, d) != XO_OK) return 0;
-    const int n = xo__cuda_timing_collect(d, out, max);
+    const int n = d->capturing ? 0 : xo__cuda_timing_collect(d, out, max); /* no event queries while recording */
     xo__cuda_leave(d);
     return n;
+}
+
+/* "xo_chain" always (the interpreter kernel is in the fatbin); "xo_graph" when the
+ * driver has the graph entries. */
+static const void *cuda_get_proc_address(const char *name)
+{
+    if (!name) return NULL;
+    if (strcmp(name, "xo_chain") == 0) return &xo__cuda_chain_runner;
+    if (strcmp(name, "xo_graph") == 0) return xo__cuda_graphs_loaded() ? &xo__cuda_graph_runner : NULL;
+    return NULL;
 }
 
 static const xo_plugin k_cuda_plugin = {
@@ -149,6 +159,7 @@ static const xo_plugin k_cuda_plugin = {
     .run = xo__cuda_run,
     .finish = cuda_finish,
     .drain_timings = cuda_drain_timings,
+    .get_proc_address = cuda_get_proc_address,
 };
 
 const xo_plugin *xo_plugin_cuda(void);

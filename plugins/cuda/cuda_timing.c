@@ -8,7 +8,7 @@
  * carried to the next drain under XO_NO_TOKEN, so busy time stays exact. */
 xo__cuda_timing *xo__cuda_timing_begin(xo__cuda_device *d, uint64_t token)
 {
-    if (d->timing_broken) return NULL;
+    if (d->timing_broken || d->capturing) return NULL; /* recorded into a graph: not timed */
     if (d->timing_count == XO_CUDA_TIMING_SLOTS) {
         xo__cuda_timing *o = &d->timing[d->timing_head];
         float ms = 0.0f;

@@ -326,6 +326,30 @@ typedef struct xo_chain_runner {
     xo_status (*run)(void *state, int dev, const xo_chain *chain, uint64_t token);
 } xo_chain_runner;
 
+/* The "xo_graph" extra (plans): a device whose queue can be recorded once and replayed as
+ * one launch (CUDA graphs: cuStreamBeginCapture, cuStreamEndCapture + cuGraphInstantiate,
+ * cuGraphLaunch). The core uses it for a run of consecutive plan steps placed on `dev`
+ * (core/plan/plan_graph.c): every operand is current on `dev` and allocated before begin.
+ *   begin    start recording: from now until end, what this thread's run() and chain
+ *            run() calls enqueue on `dev` is recorded instead of executed (their device
+ *            addresses and scalars are fixed into the recording); other threads' calls
+ *            on `dev` wait until end. No upload, download or finish on `dev` in between.
+ *            Timings (tokens) are not kept for recorded work.
+ *   end      stop recording (always called after a successful begin, also when a
+ *            run() in between failed) and make the recording launchable: *graph, or
+ *            a failure (nothing recorded ran; the device is usable as before).
+ *   launch   enqueue the whole recording once, as run() enqueues one op (asynchronous;
+ *            finish waits for it). A failure only if nothing was written.
+ *   destroy  free a graph; launches of it still queued complete first (as
+ *            cuGraphExecDestroy does).
+ * A graph stays valid as long as the allocations it was recorded on. */
+typedef struct xo_graph_runner {
+    xo_status (*begin)(void *state, int dev);
+    xo_status (*end)(void *state, int dev, void **graph);
+    xo_status (*launch)(void *state, int dev, void *graph);
+    void (*destroy)(void *state, int dev, void *graph);
+} xo_graph_runner;
+
 /* The "xo_host_blas" extra: BLAS entry points with CBLAS's arguments (layout and
  * transpose take the XO_ values, which are CBLAS's; pointers already include the
  * offsets), for a device that computes in host memory. The core calls them directly,

@@ -28,9 +28,13 @@
  *   xo_epilogue_*        c = act((beta == 0 ? 0 : beta c) + bias[j]) over a matrix, in
  *                        place: the one pass after cuBLAS's gemm in gemm_bias_act
  *                        (beta = 1 there; the user's beta when alpha == 0 skips the gemm)
+ *   xo_chain_*           an element-wise chain of up to 32 steps in one pass, interpreted
+ *                        from an xo_cuda_chain_prog (cuda_kernels.h) passed by value
  * All loops are grid-stride loops, so any grid size is correct. Block size: 256
  * (XO_CUDA_BLOCK; the reduction's shared-memory tree relies on it being a power of 2). */
 #include <crossover.h>
+
+#include "../cuda_kernels.h" /* the kernel list and xo_chain's program */
 
 #define XO_CUDA_BLOCK 256
 
@@ -504,4 +508,52 @@ XO_KERNEL_PAIR(xo_softmax_xent, XO_SOFTMAX_XENT_PARAMS, (x, ldx, labels, loss, g
 XO_KERNEL_PAIR(xo_reduce_rows, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_reduce_cols, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_epilogue, XO_EPILOGUE_PARAMS, (c, ld, outer, inner, bias, bias_inner, beta, act))
+} /* extern "C" */
+
+/* ---- the chain interpreter (the "xo_chain" extra) ------------------------------------ */
+
+template <typename T>
+__device__ __forceinline__ T xo_chain_input(const xo_cuda_chain_step &s, int j, const T *r, xo_u64 i)
+{
+    return s.from[j] >= 0 ? r[s.from[j]] : ((const T *)s.in[j])[i];
+}
+
+/* Each thread keeps the step results of its element in r[] (registers or local memory);
+ * an input that is an earlier step's result is never read from memory. */
+template <typename T>
+__device__ __forceinline__ void xo_chain_impl(const xo_cuda_chain_prog &p)
+{
+    T r[XO_CUDA_CHAIN_STEPS];
+    const T zero = T(0);
+    XO_GRID_STRIDE_LOOP(i, p.n) {
+        for (int k = 0; k < p.nsteps; k++) {
+            const xo_cuda_chain_step &s = p.step[k];
+            const T alpha = T(s.alpha), beta = T(s.beta);
+            T v;
+            switch (s.code) {
+            case XO_CUDA_CC_UNARY: v = xo_unary_apply<T>(s.subop, xo_chain_input<T>(s, 0, r, i)); break;
+            case XO_CUDA_CC_BINARY:
+                v = xo_binary_apply<T>(s.subop, xo_chain_input<T>(s, 0, r, i), xo_chain_input<T>(s, 1, r, i));
+                break;
+            case XO_CUDA_CC_BINARY_SCALAR: v = xo_binary_apply<T>(s.subop, xo_chain_input<T>(s, 0, r, i), alpha); break;
+            case XO_CUDA_CC_SCAL: v = alpha == zero ? zero : alpha * xo_chain_input<T>(s, 0, r, i); break;
+            case XO_CUDA_CC_FILL: v = alpha; break;
+            case XO_CUDA_CC_AXPY: v = alpha * xo_chain_input<T>(s, 0, r, i) + xo_chain_input<T>(s, 1, r, i); break;
+            case XO_CUDA_CC_AXPBY: {
+                const T ax = alpha == zero ? zero : alpha * xo_chain_input<T>(s, 0, r, i);
+                v = beta == zero ? ax : ax + beta * xo_chain_input<T>(s, 1, r, i);
+                break;
+            }
+            case XO_CUDA_CC_SCALE_BY: v = xo_chain_input<T>(s, 0, r, i) * ((const T *)s.in[1])[0]; break;
+            default: v = xo_chain_input<T>(s, 0, r, i); break; /* XO_CUDA_CC_COPY */
+            }
+            r[k] = v;
+            if (s.store) ((T *)s.out)[i] = v;
+        }
+    }
+}
+
+extern "C" {
+__global__ void __launch_bounds__(XO_CUDA_BLOCK) xo_chain_f32(const xo_cuda_chain_prog p) { xo_chain_impl<float>(p); }
+__global__ void __launch_bounds__(XO_CUDA_BLOCK) xo_chain_f64(const xo_cuda_chain_prog p) { xo_chain_impl<double>(p); }
 } /* extern "C" */
