@@ -16,20 +16,16 @@ static xo_status prepare(xo__op *op, int d)
         xo_buffer *b = op->buf[i];
         if (!b)
             continue;
+        /* Only the span the operand touches moves (residency.c). */
+        int write = op->writes >> i & 1u;
+        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, d, op->lo[i], op->hi[i], xo__needs_current(op, i), write));
         if (d == 0) {
-            /* The host copy is the CPU's: only a stale one needs moving. */
-            if (!(xo__valid(b) & 1u) && xo__needs_current(op, i))
-                XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
-            if ((op->writes >> i & 1u) && xo__inflight(b)) /* zero-copy devices may still read it */
+            if (write && xo__inflight(b)) /* zero-copy devices may still read it */
                 xo__buffer_host_write_barrier(b, -1);
             op->desc.arg[i].host = b->host;
-            continue;
+        } else {
+            op->desc.arg[i].mem = b->mem[d];
         }
-        if (xo__needs_current(op, i))
-            XO_RETURN_IF_ERROR(xo__buffer_make_current(b, d));
-        else
-            XO_RETURN_IF_ERROR(xo__buffer_ensure_alloc(b, d));
-        op->desc.arg[i].mem = b->mem[d];
     }
     return XO_OK;
 }
@@ -77,7 +73,10 @@ xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double know
     }
     if (d != 0)
         mark_inflight(op, d);
-    xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, op->writes, busy_ns, busy_ticks);
+    for (int i = 0; i < op->desc.narg; i++)
+        if (op->writes >> i & 1u)
+            xo__buffer_wrote(op->buf[i], d, op->lo[i], op->hi[i]);
+    xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, 0, busy_ns, busy_ticks);
     return XO_OK;
 }
 
