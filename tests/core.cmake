@@ -101,6 +101,9 @@ xo_add_test(test_plugins SOURCES test_plugins.c LIBS xo_testutil crossover_inter
 xo_add_test(test_trap SOURCES test_trap.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
+# Residency per span against a plain reference, with and without faults.
+xo_add_test(test_spans SOURCES test_spans.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)

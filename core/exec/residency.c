@@ -368,3 +368,17 @@ void xo__buffer_spans_free(xo_buffer *b)
     free(b->spans);
     b->spans = NULL;
 }
+
+void xo__buffer_host_write_barrier(xo_buffer *b, int except)
+{
+    uint32_t pending = xo__inflight(b) & ~(except >= 0 ? 1u << except : 0u);
+    if (!pending)
+        return;
+    xo_context *ctx = b->ctx;
+    for (int d = 1; d < ctx->ndev; d++)
+        if (pending & (1u << d)) {
+            if (xo__dev_finish(ctx, d) != XO_OK)
+                xo__log(XO_LOG_WARN, "waiting for device %d before a host write failed: %s", d, xo_last_error());
+        }
+    atomic_fetch_and_explicit(&b->inflight, ~pending, memory_order_relaxed);
+}
