@@ -101,6 +101,10 @@ xo_add_test(test_plugins SOURCES test_plugins.c LIBS xo_testutil crossover_inter
 xo_add_test(test_trap SOURCES test_trap.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
+# xo info's transfer figures on host-unified devices ("shared memory" or what was measured).
+xo_add_test(test_tool_info SOURCES test_tool_info.c ../bench/cmd_info.c ../bench/tool_text.c
+            LIBS xo_mock xo_testutil crossover_internal m ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock)
+target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 # Residency per span against a plain reference, with and without faults.
 xo_add_test(test_spans SOURCES test_spans.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
