@@ -12,21 +12,23 @@
 
 static xo_status prepare(xo__op *op, int d)
 {
-    for (int i = 0; i < op->desc.narg; i++) {
-        xo_buffer *b = op->buf[i];
-        if (!b)
-            continue;
-        /* Only the span the operand touches moves (residency.c). */
-        int write = op->writes >> i & 1u;
-        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, d, op->lo[i], op->hi[i], xo__needs_current(op, i), write));
-        if (d == 0) {
-            if (write && xo__inflight(b)) /* zero-copy devices may still read it */
-                xo__buffer_host_write_barrier(b, -1);
-            op->desc.arg[i].host = b->host;
-        } else {
-            op->desc.arg[i].mem = b->mem[d];
+    /* Only the span each operand touches moves (residency.c). The outputs come last: the
+     * span lists their writes leave are checked once the inputs' moves are done. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < op->desc.narg; i++) {
+            xo_buffer *b = op->buf[i];
+            int write = op->writes >> i & 1u;
+            if (!b || write != pass)
+                continue;
+            XO_RETURN_IF_ERROR(xo__buffer_prepare(b, d, op->lo[i], op->hi[i], xo__needs_current(op, i), write));
+            if (d == 0) {
+                if (write && xo__inflight(b)) /* zero-copy devices may still read it */
+                    xo__buffer_host_write_barrier(b, -1);
+                op->desc.arg[i].host = b->host;
+            } else {
+                op->desc.arg[i].mem = b->mem[d];
+            }
         }
-    }
     return XO_OK;
 }
 
