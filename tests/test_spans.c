@@ -36,6 +36,7 @@ static uint64_t next(world *w)
 static size_t below(world *w, size_t n) { return (size_t)(next(w) % n); }
 static float value(world *w) { return (float)((double)below(w, 2001) / 1000.0 - 1.0); }
 
+/* A world in `w` (malloc'ed by the caller; close_world frees it). */
 static void open_world(world *w, uint64_t seed, const char *faults)
 {
     memset(w, 0, sizeof *w);
@@ -60,6 +61,7 @@ static void close_world(world *w)
         xo_buffer_destroy(w->b[k]);
     xo_context_destroy(w->ctx);
     xo_mock_install(NULL);
+    free(w);
 }
 
 /* A failed call is allowed only as a device failure (a download that failed twice), and
