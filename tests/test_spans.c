@@ -10,6 +10,7 @@
 #include "xo_test.h"
 #include "mock_plugin.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,78 @@ static void span_lists_step_by_step(void **state)
     close_world(w);
 }
 
+/* Readers on several threads at once (CONTRACT.md: ops may read a buffer at once): each
+ * reads random spans of a buffer current only on mock:0, from the host and through ops
+ * on mock:1 into its own buffer, so that span lists grow on both copies concurrently.
+ * Every result equals the reference. */
+#define READERS 4
+typedef struct reader {
+    world *w;
+    int id;
+    xo_buffer *out;
+    int failures;
+} reader;
+
+static void *read_spans(void *arg)
+{
+    reader *r = arg;
+    world *w = r->w;
+    uint64_t rng = 0x1234567ull * (uint64_t)(r->id + 1);
+    float got[LEN], out[LEN];
+    for (int s = 0; s < 300; s++) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        size_t n = 1 + rng % 200, off = (rng >> 20) % (LEN - n);
+        if (s % 2) {
+            if (xo_buffer_read(w->b[0], off * sizeof(float), got, n * sizeof(float)) != XO_OK ||
+                xot_first_mismatch_f(got, w->ref[0] + off, n, 1e-6) >= 0)
+                r->failures++;
+        } else {
+            /* out[0, n) = -b0[off, off + n), on mock:1 */
+            if (xo_sunary(w->ctx, XO_NEG, n, w->b[0], off, r->out, 0) != XO_OK ||
+                xo_buffer_read(r->out, 0, out, n * sizeof(float)) != XO_OK) {
+                r->failures++;
+                continue;
+            }
+            for (size_t i = 0; i < n; i++)
+                got[i] = -w->ref[0][off + i];
+            if (xot_first_mismatch_f(out, got, n, 1e-6) >= 0)
+                r->failures++;
+        }
+    }
+    return NULL;
+}
+
+static void readers_on_threads_share_span_lists(void **state)
+{
+    (void)state;
+    world *w = malloc(sizeof *w);
+    assert_non_null(w);
+    open_world(w, 7, NULL);
+    xot_assert_ok(xo_set_device(w->ctx, "mock:0"));
+    xot_assert_ok(xo_sscal(w->ctx, LEN, 3.0f, w->b[0], 0, 1));
+    for (int i = 0; i < LEN; i++)
+        w->ref[0][i] *= 3.0f;
+    xot_assert_ok(xo_finish(w->ctx));
+    /* The readers' ops run on mock:1 (the device policy is the context's), their reads
+     * on the host: both copies gather spans of b0 at once. */
+    xot_assert_ok(xo_set_device(w->ctx, "mock:1"));
+    reader rd[READERS];
+    pthread_t t[READERS];
+    for (int i = 0; i < READERS; i++) {
+        rd[i] = (reader){.w = w, .id = i, .out = xot_buffer(w->ctx, NULL, LEN * sizeof(float))};
+        assert_int_equal(pthread_create(&t[i], NULL, read_spans, &rd[i]), 0);
+    }
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(rd[i].failures, 0);
+        xo_buffer_destroy(rd[i].out);
+    }
+    check_span(w, 0, 0, LEN, "the shared buffer after the readers");
+    close_world(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +351,7 @@ int main(void)
         cmocka_unit_test(random_spans_match_the_reference),
         cmocka_unit_test(fault_sites_lose_nothing),
         cmocka_unit_test(mock_failures_lose_nothing),
+        cmocka_unit_test(readers_on_threads_share_span_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
