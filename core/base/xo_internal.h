@@ -351,9 +351,9 @@ struct xo_buffer {
     size_t bytes;
     void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
     int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
-    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host */
-    _Atomic uint32_t partial;             /* bit d: copy d is current on spans->copy[d] only (residency.c) */
-    struct xo__spans *spans;              /* those spans (allocated at the first, under move_lock) */
+    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host; bit
+                                           * XO_PARTIAL + d: copy d is current on some spans only */
+    struct xo__spans *spans;              /* those spans (residency.c; allocated at the first, under move_lock) */
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
@@ -364,9 +364,15 @@ struct xo_buffer {
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
 
-/* Where `b` is current (bit d: device d; bit 0: the host). Acquire: a set bit's copy is
- * complete for the caller. */
+/* Where `b` is current (bit d: device d; bit 0: the host), whole copies in the low
+ * XO_PARTIAL bits, copies current on some spans only above them (residency.c): one word,
+ * so that a whole write's single store (xo__buffer_mark_written) clears both. Acquire: a
+ * set bit's copy is complete for the caller. */
+#define XO_PARTIAL 16
+_Static_assert(XO_MAX_DEVICES <= XO_PARTIAL, "valid: whole and partial copies in one word");
 static inline uint32_t xo__valid(const xo_buffer *b) { return atomic_load_explicit(&b->valid, memory_order_acquire); }
+/* Devices holding a whole copy of `b` (xo__valid's low bits). */
+static inline uint32_t xo__whole(const xo_buffer *b) { return xo__valid(b) & ((1u << XO_PARTIAL) - 1u); }
 /* Devices whose copy of `b` is its host copy (zero-copy). */
 static inline uint32_t xo__shared(const xo_buffer *b) { return atomic_load_explicit(&b->shared, memory_order_relaxed); }
 /* Shared devices that may still have queued ops on `b`'s host memory. */
@@ -392,13 +398,11 @@ xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
  * to itself; release orders its write before the bit for the threads it hands it to. */
 static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
 {
-    if (__builtin_expect(atomic_load_explicit(&b->partial, memory_order_relaxed) != 0, 0))
-        atomic_store_explicit(&b->partial, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release);
+    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release); /* no partial copy either */
 }
 
 /* ---- residency per span (residency.c) ------------------------------------------------
- * A copy is current whole (`valid`), on a few byte spans (`partial`), or not at all; an op
+ * A copy is current whole, on a few byte spans (xo__valid's bits), or not at all; an op
  * moves only the pieces of the span it touches that are missing where it runs. */
 #define XO_SPANS 4 /* spans a partial copy keeps; one more, and the smallest gap moves too */
 /* Copies (bit d) on which bytes [lo, hi) of `b` are all current. */

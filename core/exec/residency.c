@@ -3,7 +3,7 @@
  * the device layer (device.c).
  *
  * One rule. A copy is current whole (bit d of b->valid), on a short sorted list of byte
- * spans (bit d of b->partial, at most XO_SPANS of them), or not at all; every byte is
+ * spans (bit XO_PARTIAL + d, at most XO_SPANS of them), or not at all; every byte is
  * current on at least one copy. An op makes current where it runs only the bytes it
  * touches, [lo, hi) of xo__op, moving the pieces missing there through the host (each
  * from a device that holds it), and the model prices only those bytes (model.c): a small
@@ -113,7 +113,7 @@ static void list_of(const xo_buffer *b, int d, span_list *L)
     if (xo__valid(b) >> d & 1u) {
         L->n = 1;
         L->s[0] = (span){0, b->bytes};
-    } else if ((atomic_load_explicit(&b->partial, memory_order_acquire) >> d & 1u) && b->spans) {
+    } else if ((xo__valid(b) >> (XO_PARTIAL + d) & 1u) && b->spans) {
         L->n = b->spans->n[d];
         for (int i = 0; i < L->n; i++)
             L->s[i] = b->spans->s[d][i];
@@ -134,24 +134,30 @@ static int spans_ready(xo_buffer *b)
     return b->spans != NULL;
 }
 
+/* One transition of b->valid: `set` bits on, `clear` bits off. */
+static void update(xo_buffer *b, uint32_t set, uint32_t clear)
+{
+    uint32_t v = atomic_load_explicit(&b->valid, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&b->valid, &v, (v | set) & ~clear, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+}
+
 /* Copy d is now current on L (L->n <= XO_SPANS + 1, the table ready unless L is whole or
  * empty). move_lock held. */
 static void set_list(xo_buffer *b, int d, const span_list *L)
 {
-    uint32_t bit = 1u << d;
+    uint32_t whole = 1u << d, part = 1u << (XO_PARTIAL + d);
     if (list_whole(b, L)) {
-        atomic_fetch_or_explicit(&b->valid, bit, memory_order_release);
-        atomic_fetch_and_explicit(&b->partial, ~bit, memory_order_release);
+        update(b, whole, part);
     } else if (L->n == 0) {
-        atomic_fetch_and_explicit(&b->partial, ~bit, memory_order_release);
-        atomic_fetch_and_explicit(&b->valid, ~bit, memory_order_release);
+        update(b, 0, whole | part);
     } else {
         int n = L->n <= XO_SPANS + 1 ? L->n : XO_SPANS + 1; /* xo__buffer_prepare keeps it so */
         for (int i = 0; i < n; i++)
             b->spans->s[d][i] = L->s[i];
         b->spans->n[d] = n;
-        atomic_fetch_or_explicit(&b->partial, bit, memory_order_release);
-        atomic_fetch_and_explicit(&b->valid, ~bit, memory_order_release);
+        update(b, part, whole);
     }
 }
 
@@ -276,11 +282,12 @@ static xo_status make_locked(xo_buffer *b, int dev, size_t lo, size_t hi)
 uint32_t xo__span_valid(xo_buffer *b, size_t lo, size_t hi)
 {
     uint32_t v = xo__valid(b);
-    if (!atomic_load_explicit(&b->partial, memory_order_acquire))
+    if (!(v >> XO_PARTIAL))
         return v;
     pthread_mutex_lock(&b->move_lock);
     v = xo__valid(b);
-    uint32_t part = atomic_load_explicit(&b->partial, memory_order_acquire);
+    uint32_t part = v >> XO_PARTIAL;
+    v &= (1u << XO_PARTIAL) - 1u;
     for (int d = 0; d < XO_MAX_DEVICES && part; d++)
         if (part >> d & 1u) {
             span_list L;
@@ -306,7 +313,7 @@ xo_status xo__buffer_prepare(xo_buffer *b, int dev, size_t lo, size_t hi, int ne
         list_of(b, dev, &L);
         list_add(&L, lo, hi);
         int fits = L.n <= XO_SPANS && spans_ready(b);
-        uint32_t holders = xo__valid(b) | atomic_load_explicit(&b->partial, memory_order_relaxed);
+        uint32_t holders = xo__valid(b) | xo__valid(b) >> XO_PARTIAL;
         for (int e = 0; e < b->ctx->ndev && fits; e++)
             if (e != dev && (holders >> e & 1u)) {
                 list_of(b, e, &L);
@@ -329,7 +336,7 @@ void xo__buffer_wrote(xo_buffer *b, int dev, size_t lo, size_t hi)
     if (lo >= hi)
         return;
     pthread_mutex_lock(&b->move_lock);
-    uint32_t holders = xo__valid(b) | atomic_load_explicit(&b->partial, memory_order_relaxed);
+    uint32_t holders = xo__valid(b) | xo__valid(b) >> XO_PARTIAL;
     span_list L;
     for (int e = 0; e < b->ctx->ndev; e++)
         if (e != dev && (holders >> e & 1u)) {

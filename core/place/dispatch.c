@@ -175,14 +175,16 @@ static void describe_cost(const xo__op *op, xo__op_cost *cost)
     }
 }
 
-uint64_t xo__key_spans(const xo__op *op, uint64_t k0, uint64_t res)
+/* The full path's key: operands with copies current on some spans only are keyed by where
+ * their span is current, flagged by bit 28 + i of key[0] (xo_dispatch.h). */
+static void key_spans(const xo__op *op, uint64_t key[XO_KEY_WORDS])
 {
     for (int i = 0; i < op->desc.narg; i++)
-        if (k0 >> (28 + i) & 1u) {
-            uint64_t v = xo__span_valid(op->buf[i], op->lo[i], op->hi[i]) & 0xffffu;
-            res = (res & ~(0xffffull << (16 * i))) | v << (16 * i);
+        if (op->buf[i] && (xo__valid(op->buf[i]) >> XO_PARTIAL)) {
+            uint64_t v = xo__span_valid(op->buf[i], op->lo[i], op->hi[i]);
+            key[0] |= 1ull << (28 + i);
+            key[5] = (key[5] & ~(0xffffull << (16 * i))) | v << (16 * i);
         }
-    return res;
 }
 
 static void log_decision(const xo_context *ctx, const char *fn, const xo_decision *dec, const xo_op_desc *desc)
@@ -299,6 +301,7 @@ static xo__cache_entry *cache_entry_for(const xo__op *op, int *hit)
     xo_context *ctx = op->ctx;
     uint64_t key[XO_KEY_WORDS];
     xo__op_key(op, key);
+    key_spans(op, key);
     xo__cache_entry *ce = xo__cache_find(&xo__tl, key, hit);
     if (*hit && cold_of(ce)->ctx_id != ctx->id) /* same low 32 bits of the id: not ours */
         *hit = 0;
@@ -333,7 +336,7 @@ static void remember(xo__cache_entry *ce, const xo__op *op, const xo_decision *d
     int host_ok = 1; /* the fast paths need whole host copies: no span bookkeeping there */
     for (int i = 0; i < op->desc.narg; i++)
         if ((op->need >> i & 1u) &&
-            (!(xo__valid(op->buf[i]) & 1u) || atomic_load_explicit(&op->buf[i]->partial, memory_order_relaxed)))
+            (!(xo__valid(op->buf[i]) & 1u) || (xo__valid(op->buf[i]) >> XO_PARTIAL)))
             host_ok = 0;
     ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
     ce->fast[1] = (uint8_t)host_ok;

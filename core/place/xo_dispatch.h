@@ -101,9 +101,11 @@ static inline unsigned xo__op_needs(const xo__op *op)
  *   [4] a hash of the buffers' sizes (which set the transfer costs)
  *   [5] each operand's residency (16 bits each: where it is current)
  * Operand i's part: its need bit, residency and size (each operand's size key rotated by
- * its position; no multiply on the way). A buffer with a copy current on some spans only
- * (residency.c) sets bit 28 + i of [0], and its residency is where the op's span is
- * current (xo__key_spans); such an entry never takes a fast path (dispatch.c, remember). */
+ * its position; no multiply on the way). The fast paths key whole copies only: they run
+ * an op on the CPU only when its host copies are whole (entry->fast), and a whole write
+ * leaves no partial copy. The full path (dispatch.c, cache_entry_for) keys an operand
+ * with copies current on some spans only (residency.c) by where its span is current, and
+ * sets bit 28 + i of [0]: no fast path computes such a key. */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
 static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes,
                                                                    int i, const xo_buffer *b, unsigned need)
@@ -111,8 +113,7 @@ static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, 
     _Static_assert(XO_MAX_DEVICES <= 16 && XO_MAX_ARGS <= 4, "residency: 16 bits per operand");
     if (b) {
         *k0 |= (uint64_t)(need & 1u) << (24 + i);
-        *k0 |= (uint64_t)(atomic_load_explicit(&b->partial, memory_order_relaxed) != 0) << (28 + i);
-        *res |= (uint64_t)xo__valid(b) << (16 * i);
+        *res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i); /* whole copies */
     }
     *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }
@@ -123,10 +124,6 @@ static inline uint64_t xo__key_head(uint64_t ctx_id, xo_op_kind kind, xo_dtype d
            (uint64_t)(subop & 0xff) << 12 | ctx_id << 32;
 }
 
-/* The residency part of the key for operands with partial copies: where each one's span
- * is current (dispatch.c). */
-uint64_t xo__key_spans(const xo__op *op, uint64_t k0, uint64_t res) __attribute__((cold, noinline));
-
 /* Needs op->need. */
 static inline void xo__op_key(const xo__op *op, uint64_t key[XO_KEY_WORDS])
 {
@@ -135,8 +132,6 @@ static inline void xo__op_key(const xo__op *op, uint64_t key[XO_KEY_WORDS])
     uint64_t res = 0, sizes = XO_KEY_SIZES0;
     for (int i = 0; i < d->narg; i++)
         xo__key_operand(&k0, &res, &sizes, i, op->buf[i], op->need >> i & 1u);
-    if (__builtin_expect((k0 >> 28 & 0xfu) != 0, 0))
-        res = xo__key_spans(op, k0, res);
     key[0] = k0;
     key[1] = d->m;
     key[2] = d->n;

@@ -264,8 +264,8 @@ xo_status xo__plan_place(xo_plan *p)
         }
     for (int b = 0; b < p->nbufs; b++) { /* whole copies; else those holding some spans (residency.c) */
         xo_buffer *buf = p->bufs[b].b;
-        uint32_t v = buf ? xo__valid(buf) : 1u;
-        pl.init[b] = v ? v : atomic_load_explicit(&buf->partial, memory_order_relaxed);
+        uint32_t v = buf ? xo__whole(buf) : 1u;
+        pl.init[b] = v ? v : xo__valid(buf) >> XO_PARTIAL;
     }
 
     /* All on the CPU; op by op. */
