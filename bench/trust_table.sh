@@ -24,6 +24,7 @@ xo="$build/bench/xo"
 [ -x "$prog" ] && [ -x "$xo" ] || { echo "build first: $prog, $xo" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/xo-trust.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP # through the EXIT trap
 unset XO_DEVICE XO_CALIBRATE XO_LOG
 
 # The placements: every device xo info lists, then auto.
