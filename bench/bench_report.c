@@ -510,9 +510,12 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
           "| sgemm GFLOP/s | fp64 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     for (int c = 0; c < au; c++) {
         const xo_device_info *in = &b->cfg[c].info;
-        fprintf(f, "| %d | %s | %s | %s | %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f | %s |\n", b->cfg[c].device,
+        char h2d[64], d2h[64];
+        fprintf(f, "| %d | %s | %s | %s | %s | %.1f | %.1f | %s | %s | %.2f | %.1f | %s |\n", b->cfg[c].device,
                 b->cfg[c].spec, in->name, in->vendor, xo__tool_kind_name(in->kind), in->launch_us,
-                in->transfer_latency_us, in->h2d_gbps, in->d2h_gbps, in->mem_gbps, in->peak_gflops,
+                in->transfer_latency_us, xo__tool_bandwidth_text(in, b->cfg[c].device, in->h2d_gbps, 0, h2d, sizeof h2d),
+                xo__tool_bandwidth_text(in, b->cfg[c].device, in->d2h_gbps, 0, d2h, sizeof d2h), in->mem_gbps,
+                in->peak_gflops,
                 in->fp64 ? "yes" : "no");
     }
 

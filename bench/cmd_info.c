@@ -32,19 +32,10 @@ const char *xo__tool_kind_name(xo_device_kind kind)
     return "unknown";
 }
 
-/* A transfer bandwidth as measured; a device that shares the host's memory moves a
- * buffer without copying it (a 16 MiB move then takes the 1 us floor of the clock, which
- * would read as thousands of GB/s): that is said in words. */
-#define SHARED_GBPS 1000.0
 static void print_bandwidth(FILE *f, const char *key, const xo_device_info *in, double gbps, int dev)
 {
-    if (dev == 0)
-        fprintf(f, "  %-20s none: the host itself\n", key);
-    else if (in->host_unified && gbps >= SHARED_GBPS)
-        fprintf(f, "  %-20s shared memory (no copy: a move costs the %.1f us latency)\n", key,
-                in->transfer_latency_us);
-    else
-        fprintf(f, "  %-20s %.3f\n", key, gbps);
+    char text[128];
+    fprintf(f, "  %-20s %s\n", key, xo__tool_bandwidth_text(in, dev, gbps, 1, text, sizeof text));
 }
 
 const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since,

@@ -32,6 +32,11 @@ const char *xo__tool_kind_name(xo_device_kind kind);
  * process (a cache file written at or after `since`). Fills `path` with the file. */
 const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since,
                                     char *path, size_t cap);
+/* tool_text.c: a host<->device bandwidth as xo info (`words`) or a report table shows
+ * it: the host itself, "shared memory" for a host-unified device whose figure is a copy
+ * that did not happen, else the figure measured. Returns out. */
+const char *xo__tool_bandwidth_text(const xo_device_info *in, int dev, double gbps, int words, char *out,
+                                    size_t cap);
 /* Print every device with every xo_device_info field and its profile's origin. */
 void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since);
 

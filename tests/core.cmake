@@ -105,6 +105,13 @@ set_tests_properties(test_trap PROPERTIES RUN_SERIAL TRUE)
 xo_add_test(test_plan_trap SOURCES test_plan_trap.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_plan_trap PROPERTIES RUN_SERIAL TRUE)
+# xo info's transfer figures on host-unified devices ("shared memory" or what was measured).
+xo_add_test(test_tool_info SOURCES test_tool_info.c ../bench/cmd_info.c ../bench/tool_text.c
+            LIBS xo_mock xo_testutil crossover_internal m ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock)
+target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+# Residency per span against a plain reference, with and without faults.
+xo_add_test(test_spans SOURCES test_spans.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 xo_add_test(test_trust SOURCES test_trust.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_trust PROPERTIES RUN_SERIAL TRUE)

@@ -77,9 +77,8 @@ static void plan_cpu_segment(void **state)
         xot_assert_ok(xo_plan_run(plan));
         assert_int_equal(xot_plan_stats(ctx, 0).ops, 5); /* one count per recorded op */
         assert_int_equal(xot_plan_stats(ctx, mock).ops, 0);
-        for (int i = 0; i < 4; i++)
-            if (i != 1) /* b[1] is only read */
-                assert_int_equal(xo__valid(p.b[i]) & 1u, 1u);
+        /* (b[0] and b[1] are only read: after run 2 and 3 only the spans read are current on
+         * the host, residency.c) */
         assert_int_equal(xo__valid(p.b[2]), 1u); /* written: current on the host only */
         assert_int_equal(xo__valid(p.b[3]), 1u);
         xot_twin_compare(&p, &e, XO_F32, 0, what);

@@ -113,8 +113,8 @@ typedef struct xo__op_cost {
     double size;         /* characteristic size: cbrt(m*n*k) for gemm, elements otherwise */
     int noperands;       /* distinct buffers the op needs current on the device */
     struct {
-        double bytes;    /* bytes moved if this buffer is not current there (whole buffer) */
-        uint32_t valid;  /* bit d: the buffer is current on device d (bit 0: host) */
+        double bytes;    /* bytes moved if not current there: the span the op touches */
+        uint32_t valid;  /* bit d: that span is current on device d (bit 0: host) */
         double credit_us; /* rent already paid toward moving it home (ski rental, place.c) */
     } operand[XO_MAX_ARGS];
 } xo__op_cost;
@@ -319,10 +319,13 @@ int xo__dev_support(xo_context *ctx, int d, const xo_op_desc *op);
  * host memory under XO_ZERO_COPY (*shared = 1), else an allocation. Site "alloc". */
 xo_status xo__dev_alloc(xo_context *ctx, int d, void *host, size_t bytes, xo_plugin_mem **out, int *shared);
 void xo__dev_free(xo_context *ctx, int d, xo_plugin_mem *mem);
-/* Whole-copy transfers (sites "upload", "download"), counted in d's stats unless
- * `shared` (a zero-copy sync moves nothing). */
-xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, const void *src, size_t bytes, int shared);
-xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, void *dst, size_t bytes, int shared);
+/* Transfers of `bytes` at byte `off` of the device copy, from or to host memory at src
+ * or dst (sites "upload", "download"), counted in d's stats unless `shared` (a
+ * zero-copy sync moves nothing). */
+xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, size_t off, const void *src, size_t bytes,
+                         int shared);
+xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, size_t off, void *dst, size_t bytes,
+                           int shared);
 /* Run (or on an async device enqueue) one op; `fn` names it in messages. Site "launch". */
 xo_status xo__dev_run(xo_context *ctx, int d, const char *fn, const xo_op_desc *desc, uint64_t token);
 /* The same for a plan's fused chain, through d's chain runner (which it must have). */
@@ -358,7 +361,9 @@ struct xo_buffer {
     size_t bytes;
     void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
     int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
-    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host */
+    _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host; bit
+                                           * XO_PARTIAL + d: copy d is current on some spans only */
+    struct xo__spans *spans;              /* those spans (residency.c; allocated at the first, under move_lock) */
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
@@ -369,9 +374,15 @@ struct xo_buffer {
 };
 #define XO_HOST_ALIGN 128 /* what zero-copy OpenCL CPU devices ask of a host pointer */
 
-/* Where `b` is current (bit d: device d; bit 0: the host). Acquire: a set bit's copy is
- * complete for the caller. */
+/* Where `b` is current (bit d: device d; bit 0: the host), whole copies in the low
+ * XO_PARTIAL bits, copies current on some spans only above them (residency.c): one word,
+ * so that a whole write's single store (xo__buffer_mark_written) clears both. Acquire: a
+ * set bit's copy is complete for the caller. */
+#define XO_PARTIAL 16
+_Static_assert(XO_MAX_DEVICES <= XO_PARTIAL, "valid: whole and partial copies in one word");
 static inline uint32_t xo__valid(const xo_buffer *b) { return atomic_load_explicit(&b->valid, memory_order_acquire); }
+/* Devices holding a whole copy of `b` (xo__valid's low bits). */
+static inline uint32_t xo__whole(const xo_buffer *b) { return xo__valid(b) & ((1u << XO_PARTIAL) - 1u); }
 /* Devices whose copy of `b` is its host copy (zero-copy). */
 static inline uint32_t xo__shared(const xo_buffer *b) { return atomic_load_explicit(&b->shared, memory_order_relaxed); }
 /* Shared devices that may still have queued ops on `b`'s host memory. */
@@ -388,8 +399,8 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except);
  * never freed. `fn` names the public caller in messages. */
 xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
 
-/* Make `b` current on device `dev` (moving it only if stale there; counted in stats).
- * For dev 0 this brings the host copy current. */
+/* Make all of `b` current on device `dev` (moving only what is stale there; counted in
+ * stats). For dev 0 this brings the host copy current. */
 xo_status xo__buffer_make_current(xo_buffer *b, int dev);
 /* Give `b` an allocation on `dev` without moving data (for outputs the op overwrites). */
 xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
@@ -397,8 +408,26 @@ xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev);
  * to itself; release orders its write before the bit for the threads it hands it to. */
 static inline void xo__buffer_mark_written(xo_buffer *b, int dev)
 {
-    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release);
+    atomic_store_explicit(&b->valid, 1u << dev, memory_order_release); /* no partial copy either */
 }
+
+/* ---- residency per span (residency.c) ------------------------------------------------
+ * A copy is current whole, on a few byte spans (xo__valid's bits), or not at all; an op
+ * moves only the pieces of the span it touches that are missing where it runs. */
+#define XO_SPANS 4 /* spans a partial copy keeps; one more, and the smallest gap moves too */
+/* Copies (bit d) on which bytes [lo, hi) of `b` are all current. */
+uint32_t xo__span_valid(xo_buffer *b, size_t lo, size_t hi);
+/* Before an op on `dev` touches [lo, hi) of `b`: `need`: those bytes must be current
+ * there (missing pieces move, through the host); `write`: the op writes them, so the
+ * span lists its write leaves must fit (else `dev`'s copy is made whole first). A device
+ * copy is allocated in any case. */
+xo_status xo__buffer_prepare(xo_buffer *b, int dev, size_t lo, size_t hi, int need, int write);
+/* After an op on `dev` wrote [lo, hi) of `b` (prepared with write = 1): a whole copy stays
+ * the only current one (xo__buffer_mark_written); a partial one adds the span, which the
+ * others lose. */
+void xo__buffer_wrote(xo_buffer *b, int dev, size_t lo, size_t hi);
+/* Free the span lists (xo_buffer_destroy). */
+void xo__buffer_spans_free(xo_buffer *b);
 
 /* Run one described op on device `dev` (operands given as buffers + element offsets),
  * bypassing placement: used by calibration. Residency is handled as for any op. */

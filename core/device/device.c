@@ -246,22 +246,24 @@ static void count_transfer(xo__device *dev, _Atomic uint64_t *counter, size_t mo
     }
 }
 
-xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, const void *src, size_t bytes, int shared)
+xo_status xo__dev_upload(xo_context *ctx, int d, xo_plugin_mem *dst, size_t off, const void *src, size_t bytes,
+                         int shared)
 {
     xo__device *dev = &ctx->dev[d];
     if (fault(ctx, d, "upload", bytes))
         return XO_ERR_DEVICE;
-    XO_RETURN_IF_ERROR(dev->plugin->upload(dev->pstate, dev->pdev, dst, 0, src, bytes));
+    XO_RETURN_IF_ERROR(dev->plugin->upload(dev->pstate, dev->pdev, dst, off, src, bytes));
     count_transfer(dev, &dev->stats.bytes_in, shared ? 0 : bytes);
     return XO_OK;
 }
 
-xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, void *dst, size_t bytes, int shared)
+xo_status xo__dev_download(xo_context *ctx, int d, xo_plugin_mem *src, size_t off, void *dst, size_t bytes,
+                           int shared)
 {
     xo__device *dev = &ctx->dev[d];
     if (fault(ctx, d, "download", bytes))
         return XO_ERR_DEVICE;
-    XO_RETURN_IF_ERROR(dev->plugin->download(dev->pstate, dev->pdev, src, 0, dst, bytes));
+    XO_RETURN_IF_ERROR(dev->plugin->download(dev->pstate, dev->pdev, src, off, dst, bytes));
     count_transfer(dev, &dev->stats.bytes_out, shared ? 0 : bytes);
     return XO_OK;
 }

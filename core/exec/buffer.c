@@ -1,5 +1,5 @@
-/* Buffers: one host copy plus lazily allocated device copies, and which are current.
- * The move stage of the op path: data crosses through the device layer (device.c). */
+/* Buffers: one host copy plus lazily allocated device copies; which bytes are current
+ * where, and moving them, is residency.c's. */
 #include "xo_internal.h"
 #include "xo_plan.h"
 
@@ -59,6 +59,7 @@ void xo_buffer_destroy(xo_buffer *b)
     xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
         xo__dev_free(ctx, d, b->mem[d]);
+    xo__buffer_spans_free(b);
     pthread_mutex_destroy(&b->move_lock);
     if (!b->wrapped)
         free(b->host);
@@ -94,13 +95,13 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
 
 xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes)
 {
-    /* A partial write needs the rest of the host copy current first. */
-    if (!(xo__valid(b) & 1u) && bytes < b->bytes)
-        XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+    /* Only the span written becomes current on the host (residency.c): nothing moves,
+     * unless the span lists would grow too long. */
+    XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 0, 1));
     xo__buffer_host_write_barrier(b, -1);
     memcpy((char *)b->host + offset, src, bytes);
     atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
-    xo__buffer_mark_written(b, 0);
+    xo__buffer_wrote(b, 0, offset, offset + bytes);
     return XO_OK;
 }
 
@@ -117,107 +118,7 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
 
 xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
+    XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 1, 0)); /* the span read */
     memcpy(dst, (char *)b->host + offset, bytes);
     return XO_OK;
-}
-
-/* Download device `e`'s copy into the host copy: retried once, as XO_FAULTS says.
- * b->move_lock held. */
-static xo_status download_locked(xo_buffer *b, int e)
-{
-    xo_context *ctx = b->ctx;
-    xo__device *dev = &ctx->dev[e];
-    int shared = (xo__shared(b) >> e) & 1u;
-    xo_status st = XO_ERR_DEVICE;
-    if (!shared) /* a real copy lands in host memory that zero-copy devices may be reading */
-        xo__buffer_host_write_barrier(b, -1);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        st = xo__dev_download(ctx, e, b->mem[e], b->host, b->bytes, shared);
-        if (st == XO_OK) {
-            atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed); /* home: the rent is spent */
-            atomic_fetch_or_explicit(&b->valid, 1u, memory_order_release);
-            return XO_OK;
-        }
-        xo__log(XO_LOG_WARN, "download of %zu bytes from device %d failed (attempt %d): %s", b->bytes, e,
-                attempt + 1, xo_last_error());
-    }
-    char why[512]; /* the device's reason (e.g. lost to fork()), copied before formatting */
-    snprintf(why, sizeof why, "%s", xo_last_error());
-    return xo__error(XO_ERR_DEVICE, "download of %zu bytes from device %d (%s) failed twice; its copy stays current: %s",
-                     b->bytes, e, dev->info.plugin, why);
-}
-
-static xo_status alloc_locked(xo_buffer *b, int dev);
-
-/* make_current's moves, b->move_lock held: another reader may have made the copy
- * current meanwhile, so `valid` is looked at again. */
-static xo_status make_current_locked(xo_buffer *b, int dev)
-{
-    uint32_t valid = xo__valid(b);
-    if (valid & (1u << dev))
-        return XO_OK;
-    xo_context *ctx = b->ctx;
-    if (!(valid & 1u)) {
-        xo_status st = XO_ERR_DEVICE;
-        for (int e = 1; e < ctx->ndev && st != XO_OK; e++)
-            if (valid & (1u << e))
-                st = download_locked(b, e);
-        XO_RETURN_IF_ERROR(st);
-    }
-    if (dev == 0)
-        return XO_OK;
-    if (valid & 1u) /* leaves the host afresh: no rent paid toward this stay (dispatch.c) */
-        atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
-    XO_RETURN_IF_ERROR(alloc_locked(b, dev));
-    XO_RETURN_IF_ERROR(xo__dev_upload(ctx, dev, b->mem[dev], b->host, b->bytes, (xo__shared(b) >> dev) & 1u));
-    atomic_fetch_or_explicit(&b->valid, 1u << dev, memory_order_release);
-    return XO_OK;
-}
-
-xo_status xo__buffer_make_current(xo_buffer *b, int dev)
-{
-    if (xo__valid(b) & (1u << dev))
-        return XO_OK;
-    pthread_mutex_lock(&b->move_lock);
-    xo_status st = make_current_locked(b, dev);
-    pthread_mutex_unlock(&b->move_lock);
-    return st;
-}
-
-void xo__buffer_host_write_barrier(xo_buffer *b, int except)
-{
-    uint32_t pending = xo__inflight(b) & ~(except >= 0 ? 1u << except : 0u);
-    if (!pending)
-        return;
-    xo_context *ctx = b->ctx;
-    for (int d = 1; d < ctx->ndev; d++)
-        if (pending & (1u << d)) {
-            if (xo__dev_finish(ctx, d) != XO_OK)
-                xo__log(XO_LOG_WARN, "waiting for device %d before a host write failed: %s", d, xo_last_error());
-        }
-    atomic_fetch_and_explicit(&b->inflight, ~pending, memory_order_relaxed);
-}
-
-/* Give `b` an allocation on `dev`; b->move_lock held. */
-static xo_status alloc_locked(xo_buffer *b, int dev)
-{
-    if (dev == 0 || b->mem[dev])
-        return XO_OK;
-    int shared;
-    XO_RETURN_IF_ERROR(xo__dev_alloc(b->ctx, dev, b->host, b->bytes, &b->mem[dev], &shared));
-    if (shared)
-        atomic_fetch_or_explicit(&b->shared, 1u << dev, memory_order_relaxed);
-    return XO_OK;
-}
-
-/* Give `b` an allocation on `dev` without moving data (an output that the op overwrites). */
-xo_status xo__buffer_ensure_alloc(xo_buffer *b, int dev)
-{
-    if (dev == 0)
-        return XO_OK;
-    pthread_mutex_lock(&b->move_lock);
-    xo_status st = alloc_locked(b, dev);
-    pthread_mutex_unlock(&b->move_lock);
-    return st;
 }

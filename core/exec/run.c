@@ -14,26 +14,24 @@
  * fused group), which that op's own preparation covered: it only needs its allocation. */
 static xo_status prepare(xo__op *op, int d, unsigned fresh)
 {
-    for (int i = 0; i < op->desc.narg; i++) {
-        xo_buffer *b = op->buf[i];
-        if (!b)
-            continue;
-        int need = xo__needs_current(op, i) && !(fresh >> i & 1u);
-        if (d == 0) {
-            /* The host copy is the CPU's: only a stale one needs moving. */
-            if (!(xo__valid(b) & 1u) && need)
-                XO_RETURN_IF_ERROR(xo__buffer_make_current(b, 0));
-            if ((op->writes >> i & 1u) && xo__inflight(b)) /* zero-copy devices may still read it */
-                xo__buffer_host_write_barrier(b, -1);
-            op->desc.arg[i].host = b->host;
-            continue;
+    /* Only the span each operand touches moves (residency.c). The outputs come last: the
+     * span lists their writes leave are checked once the inputs' moves are done. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < op->desc.narg; i++) {
+            xo_buffer *b = op->buf[i];
+            int write = op->writes >> i & 1u;
+            if (!b || write != pass)
+                continue;
+            int need = xo__needs_current(op, i) && !(fresh >> i & 1u);
+            XO_RETURN_IF_ERROR(xo__buffer_prepare(b, d, op->lo[i], op->hi[i], need, write));
+            if (d == 0) {
+                if (write && xo__inflight(b)) /* zero-copy devices may still read it */
+                    xo__buffer_host_write_barrier(b, -1);
+                op->desc.arg[i].host = b->host;
+            } else {
+                op->desc.arg[i].mem = b->mem[d];
+            }
         }
-        if (need)
-            XO_RETURN_IF_ERROR(xo__buffer_make_current(b, d));
-        else
-            XO_RETURN_IF_ERROR(xo__buffer_ensure_alloc(b, d));
-        op->desc.arg[i].mem = b->mem[d];
-    }
     return XO_OK;
 }
 
@@ -80,7 +78,10 @@ xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double know
     }
     if (d != 0)
         mark_inflight(op, d);
-    xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, op->writes, busy_ns, busy_ticks);
+    for (int i = 0; i < op->desc.narg; i++)
+        if (op->writes >> i & 1u)
+            xo__buffer_wrote(op->buf[i], d, op->lo[i], op->hi[i]);
+    xo__record_ran(ctx, op->stat_slot, d, op->buf, op->desc.narg, 0, busy_ns, busy_ticks);
     return XO_OK;
 }
 
@@ -120,7 +121,10 @@ xo_status xo__run_chain(xo_context *ctx, int d, xo__op *const *ops, xo_chain_ste
     for (int k = 0; k < chain->nsteps; k++) {
         if (d != 0)
             mark_inflight(ops[k], d);
-        xo__record_ran(ctx, stat_slot, d, ops[k]->buf, ops[k]->desc.narg, ops[k]->writes, 0, k ? 0 : busy_ticks);
+        for (int i = 0; i < ops[k]->desc.narg; i++) /* by span, as a single op's (residency.c) */
+            if (ops[k]->writes >> i & 1u)
+                xo__buffer_wrote(ops[k]->buf[i], d, ops[k]->lo[i], ops[k]->hi[i]);
+        xo__record_ran(ctx, stat_slot, d, ops[k]->buf, ops[k]->desc.narg, 0, 0, k ? 0 : busy_ticks);
     }
     return XO_OK;
 }

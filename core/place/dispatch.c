@@ -134,25 +134,57 @@ xo_status xo_last_decision(const xo_context *ctx, xo_decision *out)
 
 /* ---- placement ------------------------------------------------------------------- */
 
+/* The span [lo, hi) of operand i's buffer that the op needs current: every needed
+ * operand on that buffer together (one buffer as two operands moves once). 0 if operand i
+ * is not needed or an earlier operand has its buffer. */
+static int needed_span(const xo__op *op, int i, size_t *lo, size_t *hi)
+{
+    xo_buffer *b = op->buf[i];
+    if (!b || !xo__needs_current(op, i))
+        return 0;
+    for (int j = 0; j < i; j++)
+        if (op->buf[j] == b && xo__needs_current(op, j))
+            return 0;
+    *lo = op->lo[i];
+    *hi = op->hi[i];
+    for (int j = i + 1; j < op->desc.narg; j++)
+        if (op->buf[j] == b && xo__needs_current(op, j)) {
+            *lo = op->lo[j] < *lo ? op->lo[j] : *lo;
+            *hi = op->hi[j] > *hi ? op->hi[j] : *hi;
+        }
+    return 1;
+}
+
+/* Each needed operand is priced with moving the span it touches (residency.c moves no
+ * more), current where that span is. */
 static void describe_cost(const xo__op *op, xo__op_cost *cost)
 {
     xo__op_cost_init(cost, op->desc.kind, op->desc.dtype, op->desc.m, op->desc.n, op->desc.k);
     cost->noperands = 0;
     for (int i = 0; i < op->desc.narg; i++) {
+        size_t lo, hi;
+        if (!needed_span(op, i, &lo, &hi))
+            continue;
         xo_buffer *b = op->buf[i];
-        if (!b || !xo__needs_current(op, i))
-            continue;
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= op->buf[j] == b && xo__needs_current(op, j);
-        if (seen)
-            continue;
-        cost->operand[cost->noperands].bytes = (double)b->bytes;
-        cost->operand[cost->noperands].valid = xo__valid(b);
+        uint32_t valid = xo__span_valid(b, lo, hi);
+        cost->operand[cost->noperands].bytes = (double)(hi - lo);
+        cost->operand[cost->noperands].valid = valid;
         cost->operand[cost->noperands].credit_us =
-            (xo__valid(b) & 1u) ? 0.0 : (double)atomic_load_explicit(&b->rent_ns, memory_order_relaxed) * 1e-3;
+            (valid & 1u) ? 0.0 : (double)atomic_load_explicit(&b->rent_ns, memory_order_relaxed) * 1e-3;
         cost->noperands++;
     }
+}
+
+/* The full path's key: operands with copies current on some spans only are keyed by where
+ * their span is current, flagged by bit 28 + i of key[0] (xo_dispatch.h). */
+static void key_spans(const xo__op *op, uint64_t key[XO_KEY_WORDS])
+{
+    for (int i = 0; i < op->desc.narg; i++)
+        if (op->buf[i] && (xo__valid(op->buf[i]) >> XO_PARTIAL)) {
+            uint64_t v = xo__span_valid(op->buf[i], op->lo[i], op->hi[i]);
+            key[0] |= 1ull << (28 + i);
+            key[5] = (key[5] & ~(0xffffull << (16 * i))) | v << (16 * i);
+        }
 }
 
 static void log_decision(const xo_context *ctx, const char *fn, const xo_decision *dec, const xo_op_desc *desc)
@@ -173,13 +205,14 @@ static void log_decision(const xo_context *ctx, const char *fn, const xo_decisio
 }
 
 /* ---- ski rental: the residency trap --------------------------------------------------
- * A small op on a big buffer current only on a device is priced with moving the whole
- * buffer home, so it could stay there for ever although each call costs more there than
- * on the host. Every call that runs on a device while the host, with its operands home,
+ * A small op on a big buffer current only on a device is priced with moving its span
+ * home (residency.c), which can still cost more than a launch there (a transfer's
+ * latency), so it could stay there for ever although each call costs more there than on
+ * the host. Every call that runs on a device while the host, with its operands home,
  * would have been cheaper pays that difference as rent into the buffers that keep it
- * away (split by size); the model counts the rent paid toward the move home
- * (model.c), so the buffer comes home once the rent has paid for the move: at most
- * twice the cost of the best choice in hindsight (docs/placement.md). */
+ * away (split by the bytes of their spans); the model counts the rent paid toward the
+ * move home (model.c), so the span comes home once the rent has paid for the move: at
+ * most twice the cost of the best choice in hindsight (docs/placement.md). */
 static void pay_rent(const xo__op *op, const xo_estimate *est, int ran)
 {
     if (ran == 0 || !est[0].eligible || !est[ran].eligible)
@@ -187,18 +220,18 @@ static void pay_rent(const xo__op *op, const xo_estimate *est, int ran)
     double extra = est[ran].total_us - (est[0].launch_us + est[0].compute_us);
     if (!(extra > 0))
         return;
-    double away = 0;
-    for (int i = 0; i < op->desc.narg; i++)
-        if (op->buf[i] && (op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
-            away += (double)op->buf[i]->bytes;
+    double away = 0, bytes[XO_MAX_ARGS] = {0};
+    for (int i = 0; i < op->desc.narg; i++) {
+        size_t lo, hi;
+        if (needed_span(op, i, &lo, &hi) && !(xo__span_valid(op->buf[i], lo, hi) & 1u))
+            away += bytes[i] = (double)(hi - lo);
+    }
     if (!(away > 0))
         return;
-    for (int i = 0; i < op->desc.narg; i++) {
-        xo_buffer *b = op->buf[i];
-        if (b && (op->need >> i & 1u) && !(xo__valid(b) & 1u))
-            atomic_fetch_add_explicit(&b->rent_ns, (uint64_t)(extra * 1e3 * (double)b->bytes / away),
+    for (int i = 0; i < op->desc.narg; i++)
+        if (bytes[i] > 0)
+            atomic_fetch_add_explicit(&op->buf[i]->rent_ns, (uint64_t)(extra * 1e3 * bytes[i] / away),
                                       memory_order_relaxed);
-    }
 }
 
 /* ---- queues: what each asynchronous device has still to do (predicted) ---------------- */
@@ -268,6 +301,7 @@ static xo__cache_entry *cache_entry_for(const xo__op *op, int *hit)
     xo_context *ctx = op->ctx;
     uint64_t key[XO_KEY_WORDS];
     xo__op_key(op, key);
+    key_spans(op, key);
     xo__cache_entry *ce = xo__cache_find(&xo__tl, key, hit);
     if (*hit && cold_of(ce)->ctx_id != ctx->id) /* same low 32 bits of the id: not ours */
         *hit = 0;
@@ -299,9 +333,10 @@ static void remember(xo__cache_entry *ce, const xo__op *op, const xo_decision *d
      * and timing would otherwise be a visible share of the call. */
     double total = dec->est[best].total_us;
     cc->refresh_mask = total < 1.0 ? XO_REFRESH_NANO - 1 : total < 10.0 ? XO_REFRESH_TINY - 1 : XO_REFRESH - 1;
-    int host_ok = 1;
+    int host_ok = 1; /* the fast paths need whole host copies: no span bookkeeping there */
     for (int i = 0; i < op->desc.narg; i++)
-        if ((op->need >> i & 1u) && !(xo__valid(op->buf[i]) & 1u))
+        if ((op->need >> i & 1u) &&
+            (!(xo__valid(op->buf[i]) & 1u) || (xo__valid(op->buf[i]) >> XO_PARTIAL)))
             host_ok = 0;
     ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
     ce->fast[1] = (uint8_t)host_ok;

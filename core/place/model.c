@@ -2,9 +2,10 @@
  *
  *   total    = launch + transfer + compute
  *   launch   = the profile's per-kind launch floor, else launch_us
- *   transfer = for each operand not current on the device: host->device on it, or
- *              device->host on the device holding it (then host->device); device 0 is
- *              the host itself, so nothing moves onto it
+ *   transfer = for each operand whose span (the bytes the op touches, residency.c)
+ *              is not current on the device: host->device on it, or device->host on the
+ *              device holding it (then host->device); device 0 is the host itself, so
+ *              nothing moves onto it. Only the span is priced: only the span moves
  *   compute  = roofline max(flops / gflops, bytes / bandwidth) x correction
  * Units: us, bytes, GB/s (1 GB/s = 1e3 bytes/us), GFLOP/s (1e3 flop/us).
  * See docs/placement.md. */

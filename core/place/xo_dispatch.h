@@ -101,7 +101,11 @@ static inline unsigned xo__op_needs(const xo__op *op)
  *   [4] a hash of the buffers' sizes (which set the transfer costs)
  *   [5] each operand's residency (16 bits each: where it is current)
  * Operand i's part: its need bit, residency and size (each operand's size key rotated by
- * its position; no multiply on the way). */
+ * its position; no multiply on the way). The fast paths key whole copies only: they run
+ * an op on the CPU only when its host copies are whole (entry->fast), and a whole write
+ * leaves no partial copy. The full path (dispatch.c, cache_entry_for) keys an operand
+ * with copies current on some spans only (residency.c) by where its span is current, and
+ * sets bit 28 + i of [0]: no fast path computes such a key. */
 #define XO_KEY_SIZES0 0x9E3779B97F4A7C15ull
 static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, uint64_t *res, uint64_t *sizes,
                                                                    int i, const xo_buffer *b, unsigned need)
@@ -109,7 +113,7 @@ static inline __attribute__((always_inline)) void xo__key_operand(uint64_t *k0, 
     _Static_assert(XO_MAX_DEVICES <= 16 && XO_MAX_ARGS <= 4, "residency: 16 bits per operand");
     if (b) {
         *k0 |= (uint64_t)(need & 1u) << (24 + i);
-        *res |= (uint64_t)xo__valid(b) << (16 * i);
+        *res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i); /* whole copies */
     }
     *sizes = (*sizes << 21 | *sizes >> 43) ^ (b ? b->size_key : 0);
 }

@@ -228,7 +228,10 @@ static void record(xo_plan *p, graph_seg *g, int stat_slot)
                 atomic_fetch_or_explicit(&b->inflight, 1u << g->dev, memory_order_relaxed);
         }
         const uint64_t busy_ns = s->known_us > 0 ? (uint64_t)(s->known_us * 1e3) : 0;
-        xo__record_ran(ctx, stat_slot, g->dev, op->buf, op->desc.narg, op->writes, busy_ns, 0);
+        for (int i = 0; i < op->desc.narg; i++) /* by span, as a single op's (residency.c) */
+            if (op->writes >> i & 1u)
+                xo__buffer_wrote(op->buf[i], g->dev, op->lo[i], op->hi[i]);
+        xo__record_ran(ctx, stat_slot, g->dev, op->buf, op->desc.narg, 0, busy_ns, 0);
         queued_us += s->pred_us;
     }
     if (ctx->dev[g->dev].async)

@@ -265,8 +265,11 @@ xo_status xo__plan_place(xo_plan *p)
                      &pl.compute[(size_t)j * (size_t)ndev], &p->steps[i].cls);
             j++;
         }
-    for (int b = 0; b < p->nbufs; b++)
-        pl.init[b] = p->bufs[b].b ? xo__valid(p->bufs[b].b) : 1u;
+    for (int b = 0; b < p->nbufs; b++) { /* whole copies; else those holding some spans (residency.c) */
+        xo_buffer *buf = p->bufs[b].b;
+        uint32_t v = buf ? xo__whole(buf) : 1u;
+        pl.init[b] = v ? v : xo__valid(buf) >> XO_PARTIAL;
+    }
 
     /* All on the CPU; op by op. */
     memset(chosen, 0, nops);
