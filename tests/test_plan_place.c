@@ -170,7 +170,9 @@ static void plan_gpu_priced_ping_pong(void **state)
 }
 
 
-/* Plan building stays well under 50 ms for 1000 recorded ops (two devices). */
+/* Plan building stays well under 50 ms for 1000 recorded ops (three devices): the best of 3
+ * captures (under a loaded ctest -j2 one build took 81 ms of wall time, 6-11 ms quiet). */
+
 static void plan_build_time(void **state)
 {
     (void)state;
@@ -178,21 +180,25 @@ static void plan_build_time(void **state)
     xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
     xot_twin p;
     xot_twin_make(ctx, &p, XO_F32, 3, 0);
-    xot_assert_ok(xo_capture_begin(ctx));
-    for (int i = 0; i < 1000; i++)
-        xot_assert_ok(xot_plan_cases[(i % 3) == 0 ? XO_OP_GEMM : (i % 3) == 1 ? XO_OP_UNARY : XO_OP_AXPY](
-            ctx, XO_F32, i, p.b));
-    double t0 = xo__now_us();
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
-    double ms = (xo__now_us() - t0) * 1e-3;
-    print_message("plan building, 1000 ops: %.2f ms\n", ms);
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        xot_assert_ok(xo_capture_begin(ctx));
+        for (int i = 0; i < 1000; i++)
+            xot_assert_ok(xot_plan_cases[(i % 3) == 0 ? XO_OP_GEMM : (i % 3) == 1 ? XO_OP_UNARY : XO_OP_AXPY](
+                ctx, XO_F32, i, p.b));
+        double t0 = xo__now_us();
+        xo_plan *plan;
+        xot_assert_ok(xo_capture_end(ctx, &plan));
+        double ms = (xo__now_us() - t0) * 1e-3;
+        best = ms < best ? ms : best;
+        xo_plan_destroy(plan);
+    }
+    print_message("plan building, 1000 ops: %.2f ms (best of 3)\n", best);
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-    (void)ms; /* instrumented code runs several times slower: the figure says nothing */
+    (void)best; /* instrumented code runs several times slower: the figure says nothing */
 #else
-    assert_true(ms < 50);
+    assert_true(best < 50);
 #endif
-    xo_plan_destroy(plan);
     xot_twin_free(&p);
     xot_plan_done(ctx);
 }
