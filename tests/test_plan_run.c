@@ -171,12 +171,57 @@ static void plan_replaced_after_fault(void **state)
     xot_plan_done(ctx);
 }
 
+/* A gemm with its epilogue (bias, tanh: one gemm_bias_act) on a device that fails: placed
+ * again, the plan runs the recorded ops, each once (the epilogue is not applied twice). */
+static xo_status epilogue_step(xo_context *ctx, xo_buffer *const b[4])
+{
+    xo_status st = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 8, 8, 4, 1.0f, b[0], 0, 4, b[1], 0, 8,
+                            0.0f, b[2], 0, 8);
+    if (st == XO_OK)
+        st = xo_sbias(ctx, 8, 8, b[2], 0, 8, b[3], 0);
+    return st == XO_OK ? xo_sunary(ctx, XO_TANH, 64, b[2], 0, b[2], 0) : st;
+}
+
+static void plan_epilogue_replaced(void **state)
+{
+    (void)state;
+    setenv("XO_FAULTS", "mock.launch@*", 1);
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    unsetenv("XO_FAULTS");
+    xot_twin e, p;
+    xot_twin_make(ctx, &e, XO_F32, 11, 0);
+    xot_twin_make(ctx, &p, XO_F32, 11, 0);
+    ctx->forced = mock;
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(epilogue_step(ctx, p.b));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[2048];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    assert_true(xot_contains(text, "sgemm+sbias+sunary")); /* one gemm_bias_act */
+    ctx->forced = 0;
+    for (int run = 0; run < 20; run++) { /* re-placed after run 1, retried at 17, again at 18 */
+        xot_assert_ok(epilogue_step(ctx, e.b));
+        xot_assert_ok(xo_plan_run(plan));
+        char what[64];
+        snprintf(what, sizeof what, "epilogue, run %d", run + 1);
+        xot_twin_compare(&p, &e, XO_F32, 0, what);
+    }
+    assert_int_equal(plan->replaced, 3);
+    xo_plan_destroy(plan);
+    xot_twin_free(&e);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_cpu_segment),
         cmocka_unit_test(plan_segments_split),
         cmocka_unit_test(plan_replaced_after_fault),
+        cmocka_unit_test(plan_epilogue_replaced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

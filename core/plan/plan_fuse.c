@@ -253,16 +253,34 @@ static void absorb(xo_plan *p, int i, int len, int bias, int act, int *cap)
     p->nfused += len + 1;
 }
 
+void xo__plan_unfuse(xo_plan *p)
+{
+    for (int i = 0; i < p->nsteps; i++) {
+        xo__step *s = &p->steps[i];
+        if (s->epilogue > 0 && s->epi >= 0 && s->epi < p->nepis)
+            s->op = p->epis[s->epi]; /* the gemm as recorded */
+        s->fused = 0;
+        s->chain = -1;
+        s->epilogue = 0;
+        s->epi = -1;
+    }
+    for (int i = 0; i < p->nchains; i++) {
+        free(p->chains[i].steps);
+        free(p->chains[i].ops);
+    }
+    free(p->chains);
+    free(p->epis);
+    p->chains = NULL;
+    p->nchains = 0;
+    p->epis = NULL;
+    p->nepis = 0;
+    p->nfused = 0;
+}
+
 void xo__plan_fuse(xo_plan *p)
 {
-    p->nfused = 0;
+    xo__plan_unfuse(p);
     int cap = 0;
-    for (int i = 0; i < p->nsteps; i++) {
-        p->steps[i].fused = 0;
-        p->steps[i].chain = -1;
-        p->steps[i].epilogue = 0;
-        p->steps[i].epi = -1;
-    }
     for (int i = 0; i < p->nsteps; i++) {
         int bias, act, len = epilogue_of(p, i, &bias, &act);
         if (len > 0)

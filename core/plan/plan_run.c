@@ -82,8 +82,10 @@ static void place_again(xo_plan *p, uint32_t avoid)
 {
     uint32_t was = p->avoid;
     p->avoid = avoid;
+    xo__plan_unfuse(p); /* placement sees the ops as recorded */
     if (xo__plan_place(p) != XO_OK) {
         p->avoid = was;
+        xo__plan_prepare_run(p); /* the old placement, fused again */
         return;
     }
     xo__plan_prepare_run(p);

@@ -134,6 +134,9 @@ void xo__plan_free(xo_plan *p);
  * plugin runs them as one pass (the "xo_chain" extra), become fused groups (plan_fuse.c;
  * xo__plan_free frees them). */
 void xo__plan_fuse(xo_plan *p);
+/* Undo fusion: every step its recorded op again (before the plan is placed again), the
+ * groups freed. */
+void xo__plan_unfuse(xo_plan *p);
 /* Steps of the plan: ops, a fused group counting once. */
 int xo__plan_nsteps(const xo_plan *p);
 /* After placement: fusion, which CPU steps call the host BLAS directly, the runs of CPU
