@@ -25,35 +25,7 @@
 
 const xo_plugin *xo_plugin_cuda(void);
 
-static void fake_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fake_log(xo_log_level level, const char *fmt, ...)
-{
-    (void)level;
-    (void)fmt;
-}
-
-static char g_error[512];
-static xo_status fake_set_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static xo_status fake_set_error(xo_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static int no_fault(const xo_plugin_host *self, const char *site)
-{
-    (void)self;
-    (void)site;
-    return 0;
-}
-
-static const xo_plugin_host k_host = {
-    .log = fake_log, .set_error = fake_set_error, .fault = no_fault, .cache_dir = "", .threads = 1,
-    .plugin_name = "cuda",
-};
+static xo_plugin_host k_host; /* xot_quiet_host, set in main */
 
 static const xo_plugin *g_p;
 static void *g_st;
@@ -279,7 +251,7 @@ static void test_random_chains(void **state)
         }
         xo_chain chain = {.dtype = c.dt, .n = c.n, .nsteps = c.nsteps, .steps = c.steps};
         assert_int_equal(r->supports(g_st, 0, &chain), 1);
-        if (r->run(g_st, 0, &chain, XO_NO_TOKEN) != XO_OK) fail_msg("chain run: %s", g_error);
+        if (r->run(g_st, 0, &chain, XO_NO_TOKEN) != XO_OK) fail_msg("chain run: %s", xot_host_error);
         run_reference(&c);
         check_case(&c, "random chain");
         case_free(&c);
@@ -392,7 +364,7 @@ static void test_graph_records_and_replays(void **state)
     assert_int_equal(g_p->run(g_st, 0, &axpy, XO_NO_TOKEN), XO_OK);
     assert_int_equal(g_p->run(g_st, 0, &act, XO_NO_TOKEN), XO_OK);
     void *graph = NULL;
-    if (gr->end(g_st, 0, &graph) != XO_OK) fail_msg("graph end: %s", g_error);
+    if (gr->end(g_st, 0, &graph) != XO_OK) fail_msg("graph end: %s", xot_host_error);
     assert_non_null(graph);
     assert_int_equal(g_p->download(g_st, 0, my, 0, got, n * sizeof *got), XO_OK);
     assert_memory_equal(got, y, n * sizeof *y); /* nothing ran yet */
@@ -525,6 +497,7 @@ static int teardown(void **state)
 
 int main(int argc, char **argv)
 {
+    k_host = xot_quiet_host("cuda");
     int ndev = 0;
     void *st = NULL;
     if (xo_plugin_cuda()->init(&k_host, &st, &ndev) != XO_OK || ndev == 0) {

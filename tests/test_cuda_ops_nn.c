@@ -20,35 +20,7 @@
 
 const xo_plugin *xo_plugin_cuda(void);
 
-static void fake_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fake_log(xo_log_level level, const char *fmt, ...)
-{
-    (void)level;
-    (void)fmt;
-}
-
-static char g_error[512];
-static xo_status fake_set_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static xo_status fake_set_error(xo_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static int no_fault(const xo_plugin_host *self, const char *site)
-{
-    (void)self;
-    (void)site;
-    return 0;
-}
-
-static const xo_plugin_host k_host = {
-    .log = fake_log, .set_error = fake_set_error, .fault = no_fault, .cache_dir = "", .threads = 1,
-    .plugin_name = "cuda",
-};
+static xo_plugin_host k_host; /* xot_quiet_host, set in main */
 
 static const xo_plugin *g_p;
 static void *g_st;
@@ -104,7 +76,7 @@ static void read_back(xo_plugin_mem *m, double *out, size_t n)
 static void run(xo_op_desc *op)
 {
     op->dtype = g_dt;
-    if (g_p->run(g_st, 0, op, XO_NO_TOKEN) != XO_OK) fail_msg("run kind %d: %s", (int)op->kind, g_error);
+    if (g_p->run(g_st, 0, op, XO_NO_TOKEN) != XO_OK) fail_msg("run kind %d: %s", (int)op->kind, xot_host_error);
 }
 
 /* Device result of `m` against want[0..n): relative 1e-5 (f32) / 1e-12 (f64); NaN only
@@ -462,6 +434,7 @@ static int teardown(void **state)
 
 int main(void)
 {
+    k_host = xot_quiet_host("cuda");
     int ndev = 0;
     void *st = NULL;
     if (xo_plugin_cuda()->init(&k_host, &st, &ndev) != XO_OK || ndev == 0) {

@@ -515,3 +515,37 @@ char *xot_capture_end(xot_capture *c)
     close(c->tmp);
     return text;
 }
+
+/* ---- a quiet plugin host ---------------------------------------------------------------- */
+
+char xot_host_error[512];
+
+static void quiet_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void quiet_log(xo_log_level level, const char *fmt, ...)
+{
+    (void)level;
+    (void)fmt;
+}
+
+static xo_status keep_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static xo_status keep_error(xo_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(xot_host_error, sizeof xot_host_error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static int no_fault(const xo_plugin_host *self, const char *site)
+{
+    (void)self;
+    (void)site;
+    return 0;
+}
+
+xo_plugin_host xot_quiet_host(const char *plugin_name)
+{
+    return (xo_plugin_host){.log = quiet_log, .set_error = keep_error, .fault = no_fault, .cache_dir = "",
+                            .threads = 1, .plugin_name = plugin_name};
+}

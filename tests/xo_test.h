@@ -11,6 +11,7 @@
 #define XO_TEST_H
 
 #include <crossover.h>
+#include <crossover/plugin.h>
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,5 +160,10 @@ typedef struct xot_capture {
 int xot_capture_begin(xot_capture *c, int fd);
 /* Restore the fd and return what was written (malloc'ed, NUL-terminated). */
 char *xot_capture_end(xot_capture *c);
+
+/* For tests that drive a plugin below the core (its vtable): a host that logs nothing,
+ * fires no fault site, and keeps the last error detail in xot_host_error. */
+extern char xot_host_error[512];
+xo_plugin_host xot_quiet_host(const char *plugin_name);
 
 #endif /* XO_TEST_H */
