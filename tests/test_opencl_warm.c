@@ -3,11 +3,16 @@
  *  - the first sgemm warms GEMM once; later sgemms, and a second context's, do not;
  *  - while one thread's first sgemv is held inside its warm-up (the test's hook stands
  *    for a compile that takes seconds), another thread's saxpy on the same device, a
- *    routine already warm, completes: it is not queued behind that compile.
+ *    routine already warm, completes: it is not queued behind that compile (on runtimes
+ *    that take several calls at once; the others get one call at a time, by design);
+ *  - with every runtime given one call at a time (as NVIDIA's is: cl_device.c), four
+ *    threads' first and later gemm, gemv, axpy and dot calls, warm-ups included, neither
+ *    deadlock nor go wrong.
  * Runs on device "opencl" (skipped, exit 77, when there is none). */
 #include "xo_test.h"
 #include "cl_testing.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +126,11 @@ static void not_held_behind_a_compile(void **state)
 {
     (void)state;
     xo_context *ctx = open_forced();
+    if (xo__cl_one_call_at_a_time(0)) {
+        print_message("this runtime gets one call at a time: a saxpy waits behind a compile, by design\n");
+        xo_context_destroy(ctx);
+        skip();
+    }
     float x[N], y[N];
     xot_fill_f(x, N, 11, -1, 1);
     xot_fill_f(y, N, 12, -1, 1);
@@ -165,6 +175,95 @@ static void not_held_behind_a_compile(void **state)
     xo_context_destroy(ctx);
 }
 
+/* ---- one call at a time, from four threads ---------------------------------------- */
+
+#define SN 96
+typedef struct serial_job {
+    xo_context *ctx;
+    unsigned seed;
+    int failures;
+    char msg[200];
+} serial_job;
+
+static int close_enough(const float *got, const float *want, size_t n, float tol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) return 0;
+    return 1;
+}
+
+static void *serial_worker(void *arg)
+{
+    serial_job *j = arg;
+    float a[SN * SN], b[SN * SN], c[SN * SN], want[SN * SN], x[SN], y[SN], y0[SN], dot = 0, want_dot = 0;
+    xot_fill_f(a, SN * SN, j->seed, -1, 1);
+    xot_fill_f(b, SN * SN, j->seed + 1, -1, 1);
+    xot_fill_f(x, SN, j->seed + 2, -1, 1);
+    xot_fill_f(y0, SN, j->seed + 3, -1, 1);
+    xo_buffer *ba = NULL, *bb = NULL, *bc = NULL, *bx = NULL, *by = NULL, *bd = NULL;
+    xo_status st = xo_buffer_create(j->ctx, sizeof a, &ba);
+    if (st == XO_OK) st = xo_buffer_create(j->ctx, sizeof b, &bb);
+    if (st == XO_OK) st = xo_buffer_create(j->ctx, sizeof c, &bc);
+    if (st == XO_OK) st = xo_buffer_create(j->ctx, sizeof x, &bx);
+    if (st == XO_OK) st = xo_buffer_create(j->ctx, sizeof y, &by);
+    if (st == XO_OK) st = xo_buffer_create(j->ctx, sizeof(float), &bd);
+    if (st == XO_OK) st = xo_buffer_write(ba, 0, a, sizeof a);
+    if (st == XO_OK) st = xo_buffer_write(bb, 0, b, sizeof b);
+    if (st == XO_OK) st = xo_buffer_write(bx, 0, x, sizeof x);
+    for (int it = 0; it < 3 && st == XO_OK; it++) {
+        st = xo_buffer_write(by, 0, y0, sizeof y0);
+        if (st == XO_OK)
+            st = xo_sgemm(j->ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, SN, SN, SN, 1.0f, ba, 0, SN, bb, 0, SN,
+                          0.0f, bc, 0, SN);
+        if (st == XO_OK)
+            st = xo_sgemv(j->ctx, XO_ROW_MAJOR, XO_NO_TRANS, SN, SN, 1.0f, ba, 0, SN, bx, 0, 1, 1.0f, by, 0, 1);
+        if (st == XO_OK) st = xo_saxpy(j->ctx, SN, 2.0f, bx, 0, 1, by, 0, 1);
+        if (st == XO_OK) st = xo_sdot(j->ctx, SN, bx, 0, 1, bx, 0, 1, bd, 0);
+        if (st == XO_OK) st = xo_buffer_read(bc, 0, c, sizeof c);
+        if (st == XO_OK) st = xo_buffer_read(by, 0, y, sizeof y);
+        if (st == XO_OK) st = xo_buffer_read(bd, 0, &dot, sizeof dot);
+    }
+    if (st != XO_OK) {
+        j->failures++;
+        snprintf(j->msg, sizeof j->msg, "thread %u: %s (%s)", j->seed, xo_status_string(st), xo_last_error());
+    } else {
+        xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, SN, SN, SN, 1.0f, a, SN, b, SN, 0.0f, want, SN);
+        float want_y[SN];
+        memcpy(want_y, y0, sizeof want_y);
+        xot_ref_sgemv(XO_ROW_MAJOR, XO_NO_TRANS, SN, SN, 1.0f, a, SN, x, 1, 1.0f, want_y, 1);
+        xot_ref_saxpy(SN, 2.0f, x, 1, want_y, 1);
+        for (int i = 0; i < SN; i++) want_dot += x[i] * x[i];
+        if (!close_enough(c, want, SN * SN, 1e-4f) || !close_enough(y, want_y, SN, 1e-4f) ||
+            !close_enough(&dot, &want_dot, 1, 1e-4f)) {
+            j->failures++;
+            snprintf(j->msg, sizeof j->msg, "thread %u: results differ from the reference", j->seed);
+        }
+    }
+    xo_buffer *all[] = {ba, bb, bc, bx, by, bd};
+    for (int i = 0; i < 6; i++) xo_buffer_destroy(all[i]);
+    return NULL;
+}
+
+static void one_call_at_a_time_threads(void **state)
+{
+    (void)state;
+    xo__cl_set_one_call_at_a_time(1);
+    xo_context *ctx = open_forced();
+    enum { T = 4 };
+    serial_job jobs[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        jobs[i] = (serial_job){.ctx = ctx, .seed = 100u + 10u * (unsigned)i};
+        assert_int_equal(pthread_create(&th[i], NULL, serial_worker, &jobs[i]), 0);
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    xot_assert_ok(xo_finish(ctx));
+    xo_context_destroy(ctx);
+    xo__cl_set_one_call_at_a_time(0);
+    for (int i = 0; i < T; i++)
+        if (jobs[i].failures) fail_msg("%s", jobs[i].msg);
+}
+
 int main(void)
 {
     xo_context *ctx;
@@ -180,6 +279,7 @@ int main(void)
         return XOT_EXIT_SKIP;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_call_at_a_time_threads), /* first: its threads' calls are first calls */
         cmocka_unit_test(warmed_once_per_device),
         cmocka_unit_test(not_held_behind_a_compile),
     };

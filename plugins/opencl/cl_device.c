@@ -16,6 +16,7 @@
  * parent had started the runtime, new contexts get no OpenCL devices. No platform, no
  * device, or a loader without any ICD is "no devices", not an error. */
 #include "cl_internal.h"
+#include "cl_testing.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -39,12 +40,14 @@ _Atomic unsigned xo__cl_fork_gen;
 /* ---- fork ------------------------------------------------------------------------ */
 
 /* In the child only the forking thread exists: a lock another thread of the parent held
- * would stay held, so both process-wide locks start afresh. (They are not taken around
+ * would stay held, so the process-wide locks start afresh. (They are not taken around
  * fork(): PoCL forks to run its linker from inside calls made under them.) */
 static void after_fork_child(void)
 {
     pthread_mutex_init(&g_lock, NULL);
     pthread_mutex_init(&xo__clblast_lock, NULL);
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    xo__cl_serial_lock = fresh;
     if (g_started)
         g_forked = 1;
     /* The parent's cl_contexts are not the child's to release. */
@@ -122,6 +125,14 @@ static int device_probe(const xo_plugin_host *h, xo__cl_device *d, cl_platform_i
     if (clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof d->platform_version - 1, d->platform_version,
                           NULL) != CL_SUCCESS)
         d->platform_version[0] = '\0';
+    /* Which runtimes take calls from several threads at once. The OpenCL API is thread-safe
+     * on paper; PoCL is, under the whole suite with ThreadSanitizer. NVIDIA's (driver
+     * 580.159, H200) crashed in a worker thread of its own when four threads called it at
+     * once (test_threads, test_threads_shared), and passed with every call serialized. Any
+     * runtime not known to be safe gets one call at a time. */
+    char pname[128] = "";
+    if (clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL) != CL_SUCCESS) pname[0] = '\0';
+    d->one_call_at_a_time = strstr(pname, "Portable Computing Language") == NULL;
     clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
     d->info.kind = (type & CL_DEVICE_TYPE_GPU)   ? XO_DEVICE_GPU
@@ -204,6 +215,17 @@ static xo_status discover(const xo_plugin_host *h)
         h->log(XO_LOG_WARN, "opencl: clGetPlatformIDs: %s; no OpenCL devices", xo__cl_error_name(err));
     free(plats);
     return XO_OK;
+}
+
+/* Recursive: an entry never re-enters another today, but a hang would be the price. */
+pthread_mutex_t xo__cl_serial_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+int xo__cl_one_call_at_a_time(int i)
+{
+    pthread_mutex_lock(&g_lock);
+    int r = i >= 0 && i < g_ndev && g_dev[i].one_call_at_a_time;
+    pthread_mutex_unlock(&g_lock);
+    return r;
 }
 
 /* ---- per-state devices ------------------------------------------------------------ */

@@ -97,6 +97,7 @@ typedef struct xo__cl_device {
     size_t max_wg;
     cl_uint base_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
     _Atomic int *warm;          /* [routine * 2 + fp64]: compiled on the shared cl_context (cl_device.c) */
+    int one_call_at_a_time;     /* the runtime gets one call at a time (xo__cl_serial_lock; cl_device.c) */
 
     pthread_mutex_t build_lock; /* prog_state, prog, kernel handles (written once) */
     pthread_mutex_t lock;       /* kernel arguments + launches, partials, ring, staging */
@@ -302,4 +303,7 @@ void xo__cl_cache_store(const xo_plugin_host *host, const char *path, const char
 
 /* Serialises every CLBlast call in the process (cl_blas.c). */
 extern pthread_mutex_t xo__clblast_lock;
+/* Every entry of the plugin that calls into a runtime whose devices have
+ * one_call_at_a_time holds this (recursive) lock throughout: taken before every other. */
+extern pthread_mutex_t xo__cl_serial_lock;
 #endif /* XO_CL_INTERNAL_H */

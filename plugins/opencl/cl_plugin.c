@@ -2,15 +2,38 @@
  * In a forked child every entry of a state inherited from the parent fails (xo__cl_lost)
  * before it touches the runtime. */
 #include "cl_internal.h"
+#include "cl_testing.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+static _Atomic int all_one_at_a_time; /* cl_testing.h */
+void xo__cl_set_one_call_at_a_time(int all) { atomic_store(&all_one_at_a_time, all != 0); }
+
+/* One call at a time into a runtime that needs it (cl_device.c, one_call_at_a_time);
+ * dev < 0: any device of the state. Returns whether the lock was taken. */
+static int serial_enter(const xo__cl_state *st, int dev)
+{
+    int on = st && atomic_load_explicit(&all_one_at_a_time, memory_order_relaxed);
+    for (int i = 0; st && i < st->ndev; i++)
+        if (dev < 0 || i == dev) on |= st->dev[i].one_call_at_a_time;
+    if (on) pthread_mutex_lock(&xo__cl_serial_lock);
+    return on;
+}
+
+static void serial_leave(int on)
+{
+    if (on) pthread_mutex_unlock(&xo__cl_serial_lock);
+}
 
 static void vt_shutdown(void *state)
 {
     xo__cl_state *st = state;
     if (!st) return;
+    int on = xo__cl_lost(st) ? 0 : serial_enter(st, -1);
     xo__cl_process_close(st);
+    serial_leave(on);
     free(st);
 }
 
@@ -49,14 +72,20 @@ static int vt_supports(void *state, int dev, const xo_op_desc *op)
     xo__cl_device *d = &st->dev[dev];
     if (dtype != XO_F32 && dtype != XO_F64) return 0;
     if (dtype == XO_F64 && !d->info.fp64) return 0;
-    return xo__cl_op_supports(st, d, op);
+    int on = serial_enter(st, dev);
+    int r = xo__cl_op_supports(st, d, op);
+    serial_leave(on);
+    return r;
 }
 
 static xo_status vt_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
 {
     xo__cl_state *st = state;
     if (xo__cl_lost(st)) return xo__cl_lost_fail(st);
-    return xo__cl_op_run(st, &st->dev[dev], op, token);
+    int on = serial_enter(st, dev);
+    xo_status s = xo__cl_op_run(st, &st->dev[dev], op, token);
+    serial_leave(on);
+    return s;
 }
 
 static xo_status vt_finish(void *state, int dev)
@@ -64,10 +93,12 @@ static xo_status vt_finish(void *state, int dev)
     xo__cl_state *st = state;
     if (xo__cl_lost(st)) return XO_OK; /* nothing will run there; reading data only current there says so */
     xo__cl_device *d = &st->dev[dev];
+    int on = serial_enter(st, dev);
     cl_int err = clFinish(d->queue);
     pthread_mutex_lock(&d->lock);
     xo__cl_staging_harvest_locked(d, 0);
     pthread_mutex_unlock(&d->lock);
+    serial_leave(on);
     if (err != CL_SUCCESS) return xo__cl_fail(st->host, "clFinish", err);
     return XO_OK;
 }
@@ -76,37 +107,55 @@ static int vt_drain_timings(void *state, int dev, xo_op_timing *out, int max)
 {
     xo__cl_state *st = state;
     if (!st || dev < 0 || dev >= st->ndev || max <= 0 || xo__cl_lost(st)) return 0;
-    return xo__cl_timing_drain(&st->dev[dev], out, max);
+    int on = serial_enter(st, dev);
+    int n = xo__cl_timing_drain(&st->dev[dev], out, max);
+    serial_leave(on);
+    return n;
 }
 
 /* Memory entries: refused in a forked child before they reach the runtime. */
 static xo_status vt_mem_alloc(void *state, int dev, size_t bytes, xo_plugin_mem **out)
 {
     if (xo__cl_lost(state)) return xo__cl_lost_fail(state);
-    return xo__cl_mem_alloc(state, dev, bytes, out);
+    int on = serial_enter(state, dev);
+    xo_status s = xo__cl_mem_alloc(state, dev, bytes, out);
+    serial_leave(on);
+    return s;
 }
 
 static xo_status vt_mem_wrap(void *state, int dev, void *host, size_t bytes, xo_plugin_mem **out)
 {
     if (xo__cl_lost(state)) return xo__cl_lost_fail(state);
-    return xo__cl_mem_wrap(state, dev, host, bytes, out);
+    int on = serial_enter(state, dev);
+    xo_status s = xo__cl_mem_wrap(state, dev, host, bytes, out);
+    serial_leave(on);
+    return s;
 }
 
 static void vt_mem_free(void *state, int dev, xo_plugin_mem *mem)
 {
-    if (!xo__cl_lost(state)) xo__cl_mem_free(state, dev, mem); /* the parent's: left alone */
+    if (xo__cl_lost(state)) return; /* the parent's: left alone */
+    int on = serial_enter(state, dev);
+    xo__cl_mem_free(state, dev, mem);
+    serial_leave(on);
 }
 
 static xo_status vt_upload(void *state, int dev, xo_plugin_mem *dst, size_t dst_off, const void *src, size_t bytes)
 {
     if (xo__cl_lost(state)) return xo__cl_lost_fail(state);
-    return xo__cl_upload(state, dev, dst, dst_off, src, bytes);
+    int on = serial_enter(state, dev);
+    xo_status s = xo__cl_upload(state, dev, dst, dst_off, src, bytes);
+    serial_leave(on);
+    return s;
 }
 
 static xo_status vt_download(void *state, int dev, xo_plugin_mem *src, size_t src_off, void *dst, size_t bytes)
 {
     if (xo__cl_lost(state)) return xo__cl_lost_fail(state);
-    return xo__cl_download(state, dev, src, src_off, dst, bytes);
+    int on = serial_enter(state, dev);
+    xo_status s = xo__cl_download(state, dev, src, src_off, dst, bytes);
+    serial_leave(on);
+    return s;
 }
 
 /* The "xo_chain" extra: element-wise chains as one generated kernel (cl_chain.c). */
@@ -115,7 +164,10 @@ static int vt_chain_supports(void *state, int dev, const xo_chain *chain)
     xo__cl_state *st = state;
     if (!st || dev < 0 || dev >= st->ndev || !chain) return 0;
     if (xo__cl_lost(st)) return -1;
-    return xo__cl_chain_supports(st, &st->dev[dev], chain);
+    int on = serial_enter(st, dev);
+    int r = xo__cl_chain_supports(st, &st->dev[dev], chain);
+    serial_leave(on);
+    return r;
 }
 
 static xo_status vt_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
@@ -123,7 +175,10 @@ static xo_status vt_chain_run(void *state, int dev, const xo_chain *chain, uint6
     xo__cl_state *st = state;
     if (!st || dev < 0 || dev >= st->ndev || !chain) return XO_ERR_INVALID_ARGUMENT;
     if (xo__cl_lost(st)) return xo__cl_lost_fail(st);
-    return xo__cl_chain_run(st, &st->dev[dev], chain, token);
+    int on = serial_enter(st, dev);
+    xo_status s = xo__cl_chain_run(st, &st->dev[dev], chain, token);
+    serial_leave(on);
+    return s;
 }
 
 static const xo_chain_runner cl_chain_runner = {.supports = vt_chain_supports, .run = vt_chain_run};

@@ -20,4 +20,10 @@ uint64_t xo__cl_warmups(void);
 /* Called by a warm-up before it compiles (the warm-up lock held, not the CLBlast lock). */
 extern void (*xo__cl_warm_hook)(void);
 
+/* Whether the runtime of the process's OpenCL device i (in discovery order) gets one call
+ * at a time (cl_device.c, one_call_at_a_time); 0 when there is no such device. */
+int xo__cl_one_call_at_a_time(int i);
+/* 1: treat every runtime as needing one call at a time (PoCL too), 0: the usual rule. */
+void xo__cl_set_one_call_at_a_time(int all);
+
 #endif /* XO_CL_TESTING_H */
