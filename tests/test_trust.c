@@ -196,6 +196,59 @@ static void timings_contradicting_the_profile_heal_next_run(void **state)
     assert_int_equal(after.provisional, after.untrusted_runs > 0);
 }
 
+/* ---- timings the launch floor dominates ------------------------------------------ */
+
+/* A GPU-like device times its ops itself, launch overhead included (an H200's events read
+ * 3-6 us for element-wise kernels the model gives 0.05 us of compute). Such timings must
+ * not teach the correction (it read them as "64x slower" and marked a good profile
+ * provisional every run); timings of ops whose compute is at least the launch floor do. */
+static void launch_dominated_timings_teach_nothing(void **state)
+{
+    (void)state;
+    fresh_cache("floor");
+    xo_mock_config cfg = {.launch_us = 12, .gflops = 5000, .gbps = 500, .transfer_latency_us = 6,
+                          .transfer_gbps = 12};
+    xo_mock_install(&cfg);
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    setenv("XO_CALIBRATE", "off", 1);
+    xo_context *ctx = NULL;
+    xot_assert_ok(xo_context_create(&ctx));
+    int mock;
+    xot_assert_ok(xo_device_find(ctx, "mock", &mock));
+    xo__profile p;
+    xo_mock_profile(&ctx->dev[mock].info, &p);
+    xo__device_set_profile(ctx, mock, &p);
+    xot_assert_ok(xo_set_device(ctx, "mock"));
+
+    enum { SMALL = 1000, BIG = 512 };
+    static float h[BIG * BIG];
+    xo_buffer *x = xot_buffer(ctx, h, sizeof h), *y = xot_buffer(ctx, h, sizeof h), *z = xot_buffer(ctx, h, sizeof h);
+    for (int r = 0; r < 40; r++) xot_assert_ok(xo_saxpy(ctx, SMALL, 1.0f, x, 0, 1, y, 0, 1));
+    xot_assert_ok(xo_finish(ctx));
+    double m;
+    int cells = xo__correction_settled(ctx->correction, mock, 0, &m);
+    print_message("saxpy %d on a 12 us launch: %d settled cells (factor %.3g)\n", SMALL, cells, m);
+    assert_int_equal(cells, 0);
+
+    /* 512^3 sgemm: 54 us of compute at 5 TFLOP/s, over the floor; running 2x slow */
+    xo_mock_slow(2.0, 1000);
+    for (int r = 0; r < 12; r++)
+        xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, BIG, BIG, BIG, 1.0f, x, 0, BIG, y, 0,
+                               BIG, 0.0f, z, 0, BIG));
+    xot_assert_ok(xo_finish(ctx));
+    xo_mock_slow(1.0, 0);
+    cells = xo__correction_settled(ctx->correction, mock, 0, &m);
+    print_message("sgemm %d^3 at 2x: %d settled cells (factor %.3g)\n", BIG, cells, m);
+    assert_int_equal(cells, 1);
+    assert_true(m > 1.8 && m < 3.2); /* 2 x (12 + 54) / 54 = 2.4 */
+    xo_buffer_destroy(x);
+    xo_buffer_destroy(y);
+    xo_buffer_destroy(z);
+    xo_context_destroy(ctx);
+    xo_mock_install(NULL);
+    unsetenv("XO_CALIBRATE");
+}
+
 /* ---- a device on the host's cores --------------------------------------------- */
 
 static void host_profiles(xo__profile *p, double other_us)
@@ -361,6 +414,7 @@ int main(void)
         cmocka_unit_test(collapsing_curve_is_measured_again),
         cmocka_unit_test(untrusted_profile_kept_after_the_cap),
         cmocka_unit_test(timings_contradicting_the_profile_heal_next_run),
+        cmocka_unit_test(launch_dominated_timings_teach_nothing),
         cmocka_unit_test(host_core_device_gets_only_clear_wins),
         cmocka_unit_test(host_core_device_measured_only_when_asked),
         cmocka_unit_test(summary_shows_device_timings),

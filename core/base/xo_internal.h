@@ -133,6 +133,14 @@ void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_c
 double xo__operand_us(const xo__profile *profiles, int ndev, int dev, double bytes, uint32_t valid, double credit);
 /* Compute-only time (us) of `op` on a device with profile `p` (roofline). */
 double xo__compute_us(const xo__profile *p, const xo__op_cost *op);
+/* The launch floor the model adds to an op of this kind: the profile's per-kind figure,
+ * else its launch_us (0 if that is not positive). Inline: placement and recording use it. */
+static inline double xo__launch_us(const xo__profile *p, xo_op_kind kind)
+{
+    if (kind >= 0 && kind < XO_OP_KIND_COUNT && p->op_launch_us[kind] > 0.0)
+        return p->op_launch_us[kind];
+    return p->info.launch_us > 0.0 ? p->info.launch_us : 0.0;
+}
 /* Cost of moving `bytes` host->device / device->host on `p`. */
 double xo__h2d_us(const xo__profile *p, double bytes);
 double xo__d2h_us(const xo__profile *p, double bytes);

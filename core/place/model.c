@@ -127,11 +127,7 @@ void xo__estimate(const xo__profile *profiles, int ndev, int dev, const xo__op_c
                   double correction, xo_estimate *out)
 {
     const xo__profile *p = &profiles[dev];
-    double launch = 0.0;
-    if (op->kind >= 0 && op->kind < XO_OP_KIND_COUNT && p->op_launch_us[op->kind] > 0.0)
-        launch = p->op_launch_us[op->kind];
-    else
-        launch = positive(p->info.launch_us, 0.0);
+    double launch = xo__launch_us(p, op->kind);
     double transfer = 0.0;
     int nop = op->noperands < XO_MAX_ARGS ? op->noperands : XO_MAX_ARGS;
     for (int i = 0; i < nop; i++)
