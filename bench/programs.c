@@ -8,7 +8,11 @@
  *   xo_programs mlp BATCH     784-256-128-10 ReLU MLP, softmax cross-entropy, Adam
  *   xo_programs rnn BATCH     tanh RNN, BPTT over 8 steps, SGD (the bench's, bench_rnn.c)
  *   xo_programs ode           neural ODE, RK4 with backprop (the bench's, bench_ode.c)
- *   [--seconds S]             time budget of the timed part (default 2) */
+ *   [--seconds S]             time budget of the timed part (default 2)
+ *   [--paired]                auto and every forced placement in this one process, taking
+ *                             turns in 100 ms slices (each its own context and copy of the
+ *                             program); S is each placement's share. Prints a line per
+ *                             placement and `... paired: auto / best forced (DEVICE) R ...` */
 #include "bench.h"
 
 #include <math.h>
@@ -152,29 +156,181 @@ static xo_status mlp_iter(xo_context *ctx, mlp *m)
 typedef xo_status (*iter_fn)(xo_context *, void *);
 static xo_status mlp_iter_v(xo_context *ctx, void *st) { return mlp_iter(ctx, st); }
 
+/* One instance of the program on a context: its own buffers, its own state. */
+typedef struct program {
+    char name;     /* 'm', 'r' or 'o' */
+    size_t batch;
+    mlp m;
+    void *st;
+    iter_fn iter;
+} program;
+
+static xo_status program_new(xo_context *ctx, char name, size_t batch, program *p)
+{
+    memset(p, 0, sizeof *p);
+    p->name = name;
+    p->batch = batch;
+    xo_status s = XO_OK;
+    if (name == 'm') {
+        s = mlp_setup(ctx, &p->m, batch);
+        p->st = &p->m;
+        p->iter = mlp_iter_v;
+    } else if (name == 'r') {
+        p->st = xo__bench_rnn_new(ctx, batch, 0);
+        p->iter = xo__bench_rnn_iter;
+    } else {
+        p->st = xo__bench_ode_new(ctx, 0);
+        p->iter = xo__bench_ode_iter;
+    }
+    if (s == XO_OK && !p->st) s = XO_ERR_OUT_OF_MEMORY;
+    if (s == XO_OK) s = p->iter(ctx, p->st); /* the first iteration: one-time costs, not timed */
+    if (s == XO_OK) s = xo_finish(ctx);
+    return s;
+}
+
+static void program_free(program *p)
+{
+    if (p->name == 'm') mlp_free(&p->m);
+    else if (p->name == 'r' && p->st) xo__bench_rnn_free(p->st);
+    else if (p->st) xo__bench_ode_free(p->st, 0);
+}
+
+/* Iterations (each ending in xo_finish) until `us` microseconds have passed; at least one. */
+static xo_status program_run(xo_context *ctx, program *p, double us, long *iters, double *spent_us)
+{
+    xo_status s = XO_OK;
+    double start = xo__now_us(), now = start;
+    long n = 0;
+    do {
+        s = p->iter(ctx, p->st);
+        if (s == XO_OK) s = xo_finish(ctx);
+        n++;
+        now = xo__now_us();
+    } while (s == XO_OK && now - start < us);
+    *iters += n;
+    *spent_us += now - start;
+    return s;
+}
+
+/* --paired: auto and every forced placement in one process, taking turns in slices of
+ * about SLICE_MS, so that a slow spell of the machine falls on all of them alike. Each
+ * placement is its own context with its own copy of the program, as if it were its own
+ * process: auto's context is created first (it meets the cache as the environment left
+ * it, and pays whatever that costs at creation), the forced ones after it. */
+enum { MAX_PLACEMENTS = 8 };
+#define SLICE_MS 100.0
+
+static int paired(char name, size_t batch, const char *label, double seconds)
+{
+    xo_context *ctx[MAX_PLACEMENTS] = {0};
+    program prog[MAX_PLACEMENTS];
+    char spec[MAX_PLACEMENTS][16];
+    long iters[MAX_PLACEMENTS] = {0};
+    double spent[MAX_PLACEMENTS] = {0}, create_ms[MAX_PLACEMENTS] = {0};
+    int np = 0, rc = 1, made = 0;
+    const char *env = getenv("XO_DEVICE");
+    if (env && *env && strcmp(env, "auto") != 0) {
+        fprintf(stderr, "xo_programs: --paired places by itself; unset XO_DEVICE\n");
+        return 2;
+    }
+    /* auto first, then one forced placement per plugin among its devices */
+    strcpy(spec[np++], "auto");
+    double t0 = xo__now_us();
+    if (xo_context_create(&ctx[0]) != XO_OK) goto fail;
+    create_ms[0] = (xo__now_us() - t0) * 1e-3;
+    for (int d = 0; d < xo_device_count(ctx[0]) && np < MAX_PLACEMENTS; d++) {
+        xo_device_info info;
+        if (xo_device_get_info(ctx[0], d, &info) != XO_OK) goto fail;
+        int seen = 0;
+        for (int i = 1; i < np; i++) seen |= strcmp(spec[i], info.plugin) == 0;
+        if (!seen) snprintf(spec[np++], sizeof spec[0], "%s", info.plugin);
+    }
+    for (int i = 1; i < np; i++) {
+        t0 = xo__now_us();
+        if (xo_context_create(&ctx[i]) != XO_OK || xo_set_device(ctx[i], spec[i]) != XO_OK) goto fail;
+        create_ms[i] = (xo__now_us() - t0) * 1e-3;
+    }
+    for (; made < np; made++)
+        if (program_new(ctx[made], name, batch, &prog[made]) != XO_OK) {
+            made++;
+            goto fail;
+        }
+    /* Turns: every placement one slice per round, the first placement of a round moving
+     * along each round; until every placement has had `seconds`. The per-round ratios
+     * (auto over the best forced placement of the same round) give the spread. */
+    double ratios[4096];
+    int rounds = 0;
+    for (int done = 0; !done; rounds++) {
+        double rate[MAX_PLACEMENTS];
+        for (int k = 0; k < np; k++) {
+            int i = (k + rounds) % np;
+            long n0 = iters[i];
+            double s0 = spent[i];
+            if (program_run(ctx[i], &prog[i], SLICE_MS * 1e3, &iters[i], &spent[i]) != XO_OK) goto fail;
+            rate[i] = (double)(iters[i] - n0) / (spent[i] - s0);
+        }
+        double best = 0;
+        for (int i = 1; i < np; i++) best = rate[i] > best ? rate[i] : best;
+        if (rounds < (int)(sizeof ratios / sizeof ratios[0]) && best > 0) ratios[rounds] = rate[0] / best;
+        done = 1;
+        for (int i = 0; i < np; i++) done &= spent[i] >= seconds * 1e6;
+    }
+    double best = 0;
+    int besti = 0;
+    for (int i = 0; i < np; i++) {
+        double r = (double)iters[i] / (spent[i] * 1e-6);
+        printf("%s %s %.2f it/s (%ld iterations, context create %.0f ms)\n", label, spec[i], r, iters[i],
+               create_ms[i]);
+        if (i && r > best) best = r, besti = i;
+    }
+    int nr = rounds < 4096 ? rounds : 4096;
+    for (int a = 1; a < nr; a++) /* insertion sort: a few dozen rounds */
+        for (int b = a; b > 0 && ratios[b] < ratios[b - 1]; b--) {
+            double t = ratios[b];
+            ratios[b] = ratios[b - 1];
+            ratios[b - 1] = t;
+        }
+    printf("%s paired: auto / best forced (%s) %.3f over %d rounds of %.0f ms slices; "
+           "per round: median %.3f, quartiles %.3f-%.3f\n",
+           label, spec[besti], (double)iters[0] / (spent[0] * 1e-6) / best, rounds, SLICE_MS,
+           nr ? ratios[nr / 2] : 0.0, nr ? ratios[nr / 4] : 0.0, nr ? ratios[(3 * nr) / 4] : 0.0);
+    rc = 0;
+fail:
+    if (rc) fprintf(stderr, "xo_programs: %s\n", xo_last_error());
+    for (int i = 0; i < made; i++) program_free(&prog[i]);
+    /* forced contexts go first: auto's is the one whose profile updates are kept last */
+    for (int i = np - 1; i >= 0; i--) xo_context_destroy(ctx[i]);
+    return rc;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S]\n");
+    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S] [--paired]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage();
-    const char *prog = argv[1];
+    const char *name = argv[1];
     size_t batch = 0;
     double seconds = 2.0;
-    int a = 2;
-    if (strcmp(prog, "mlp") == 0 || strcmp(prog, "rnn") == 0) {
+    int a = 2, pair = 0;
+    if (strcmp(name, "mlp") == 0 || strcmp(name, "rnn") == 0) {
         if (argc < 3 || (batch = strtoul(argv[2], NULL, 10)) == 0) return usage();
         a = 3;
-    } else if (strcmp(prog, "ode") != 0) {
+    } else if (strcmp(name, "ode") != 0) {
         return usage();
     }
     for (; a < argc; a++) {
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
+        else if (strcmp(argv[a], "--paired") == 0) pair = 1;
         else return usage();
     }
+    char label[32];
+    snprintf(label, sizeof label, "%s%s%s", name, batch ? " b" : "", batch ? argv[2] : "");
+    if (pair) return paired(name[0], batch, label, seconds);
+
     double t0 = xo__now_us();
     xo_context *ctx = NULL;
     xo_status s = xo_context_create(&ctx);
@@ -183,42 +339,20 @@ int main(int argc, char **argv)
         return 1;
     }
     double create_ms = (xo__now_us() - t0) * 1e-3;
-    mlp m;
-    void *st = NULL;
-    iter_fn iter = NULL;
-    if (prog[0] == 'm') {
-        s = mlp_setup(ctx, &m, batch);
-        st = &m;
-        iter = mlp_iter_v;
-    } else if (prog[0] == 'r') {
-        st = xo__bench_rnn_new(ctx, batch, 0);
-        iter = xo__bench_rnn_iter;
-    } else {
-        st = xo__bench_ode_new(ctx, 0);
-        iter = xo__bench_ode_iter;
-    }
-    if (s != XO_OK || !st) {
-        fprintf(stderr, "xo_programs: setup failed: %s\n", xo_last_error());
-        return 1;
-    }
+    program p;
     long n = 0;
-    if (s == XO_OK) s = iter(ctx, st); /* the first iteration: one-time costs, not timed */
-    double start = xo__now_us(), now = start;
-    while (s == XO_OK && now - start < seconds * 1e6) {
-        s = iter(ctx, st);
-        if (s == XO_OK) s = xo_finish(ctx);
-        n++;
-        now = xo__now_us();
-    }
+    double spent = 0;
+    s = program_new(ctx, name[0], batch, &p);
+    if (s == XO_OK) s = program_run(ctx, &p, seconds * 1e6, &n, &spent);
     if (s != XO_OK) {
-        fprintf(stderr, "xo_programs: %s failed: %s\n", prog, xo_last_error());
+        fprintf(stderr, "xo_programs: %s failed: %s\n", name, xo_last_error());
+        program_free(&p);
+        xo_context_destroy(ctx);
         return 1;
     }
-    printf("%s%s%s %.2f it/s (%ld iterations, context create %.0f ms)\n", prog, batch ? " b" : "",
-           batch ? argv[2] : "", (double)n / ((now - start) * 1e-6), n, create_ms);
-    if (prog[0] == 'm') mlp_free(&m);
-    else if (prog[0] == 'r') xo__bench_rnn_free(st);
-    else xo__bench_ode_free(st, 0);
+    printf("%s %.2f it/s (%ld iterations, context create %.0f ms)\n", label, (double)n / (spent * 1e-6), n,
+           create_ms);
+    program_free(&p);
     xo_context_destroy(ctx);
     return 0;
 }
