@@ -264,6 +264,10 @@ static int paired(char name, size_t batch, const char *label, double seconds)
         double rate[MAX_PLACEMENTS];
         for (int k = 0; k < np; k++) {
             int i = (k + rounds) % np;
+            rate[i] = -1;
+            if (i && spent[i] >= seconds * 1e6 && spent[0] < seconds * 1e6)
+                continue; /* a forced placement that has had its time sits out (a slow device's
+                           * single iteration can take seconds) while auto has not */
             long n0 = iters[i];
             double s0 = spent[i];
             if (program_run(ctx[i], &prog[i], SLICE_MS * 1e3, &iters[i], &spent[i]) != XO_OK) goto fail;
@@ -271,7 +275,10 @@ static int paired(char name, size_t batch, const char *label, double seconds)
         }
         double best = 0;
         for (int i = 1; i < np; i++) best = rate[i] > best ? rate[i] : best;
-        if (rounds < (int)(sizeof ratios / sizeof ratios[0]) && best > 0) ratios[rounds] = rate[0] / best;
+        if (rounds < (int)(sizeof ratios / sizeof ratios[0]) && best > 0 && rate[0] >= 0)
+            ratios[rounds] = rate[0] / best;
+        else if (rounds < (int)(sizeof ratios / sizeof ratios[0]))
+            ratios[rounds] = -1;
         done = 1;
         for (int i = 0; i < np; i++) done &= spent[i] >= seconds * 1e6;
     }
@@ -283,17 +290,30 @@ static int paired(char name, size_t batch, const char *label, double seconds)
                create_ms[i]);
         if (i && r > best) best = r, besti = i;
     }
-    int nr = rounds < 4096 ? rounds : 4096;
+    int nr = 0; /* the rounds in which auto and a forced placement both ran */
+    for (int r = 0; r < rounds && r < 4096; r++)
+        if (ratios[r] >= 0) ratios[nr++] = ratios[r];
     for (int a = 1; a < nr; a++) /* insertion sort: a few dozen rounds */
         for (int b = a; b > 0 && ratios[b] < ratios[b - 1]; b--) {
             double t = ratios[b];
             ratios[b] = ratios[b - 1];
             ratios[b - 1] = t;
         }
+    /* where auto ran its ops: the share on the best forced placement's device */
+    uint64_t all = 0, there = 0;
+    int bestdev = -1;
+    if (xo_device_find(ctx[0], spec[besti], &bestdev) != XO_OK) goto fail;
+    for (int d = 0; d < xo_device_count(ctx[0]); d++) {
+        xo_stats st;
+        if (xo_stats_get(ctx[0], d, &st) != XO_OK) goto fail;
+        all += st.ops;
+        if (d == bestdev) there = st.ops;
+    }
     printf("%s paired: auto / best forced (%s) %.3f over %d rounds of %.0f ms slices; "
-           "per round: median %.3f, quartiles %.3f-%.3f\n",
+           "per round: median %.3f, quartiles %.3f-%.3f; auto ran %.1f%% of its ops there\n",
            label, spec[besti], (double)iters[0] / (spent[0] * 1e-6) / best, rounds, SLICE_MS,
-           nr ? ratios[nr / 2] : 0.0, nr ? ratios[nr / 4] : 0.0, nr ? ratios[(3 * nr) / 4] : 0.0);
+           nr ? ratios[nr / 2] : 0.0, nr ? ratios[nr / 4] : 0.0, nr ? ratios[(3 * nr) / 4] : 0.0,
+           all ? 100.0 * (double)there / (double)all : 0.0);
     rc = 0;
 fail:
     if (rc) fprintf(stderr, "xo_programs: %s\n", xo_last_error());

@@ -12,8 +12,9 @@
 #          runs);
 #   steady the cache as those runs left it.
 # Prints a markdown table: per situation, the median it/s of auto and of the best forced
-# device, auto / best forced of each run (the median and the worst over REPS runs), and
-# how long auto's context creation took (what measuring into an empty cache costs).
+# device, auto / best forced of each run (the median and the worst over REPS runs), the
+# smallest share of auto's ops that ran on that best device, and how long auto's context
+# creation took (what measuring into an empty cache costs).
 # Run it on a quiet machine (nothing else running).
 #
 #   bench/trust_table.sh [BUILD_DIR] [SECONDS_PER_PLACEMENT] [REPS]   (defaults: build, 2, 3)
@@ -33,14 +34,17 @@ unset XO_DEVICE XO_CALIBRATE XO_LOG
 programs=${XO_TRUST_PROGRAMS:-"mlp:1 mlp:32 mlp:256 mlp:2048 rnn:100 rnn:10000 ode:"}
 
 # paired PROGRAM BATCH CACHE: one paired run; prints "RATIO AUTO_RATE BEST_RATE BEST_DEVICE
-# AUTO_CREATE_MS", or "0 0 0 - 0" when it failed.
+# AUTO_CREATE_MS SHARE" (SHARE: % of auto's ops on that device), or "0 0 0 - 0 0" when it
+# failed.
 paired() {
     XO_CACHE_DIR=$3 "$prog" "$1" ${2:+"$2"} --paired --seconds "$secs" 2>/dev/null | awk '
         / it\/s / {for (i = 1; i < NF; i++) if ($(i + 1) + 0 > 0 && $(i + 2) == "it/s") rate[$i] = $(i + 1)
                     if ($0 ~ / auto [0-9.]+ it\/s/) for (i = 1; i < NF; i++) if ($i == "create") ms = $(i + 1)}
-        / paired: / {for (i = 1; i <= NF; i++) if ($i == "forced") {dev = $(i + 1); r = $(i + 2)}
-                     gsub(/[()]/, "", dev)}
-        END {if (r == "") print "0 0 0 - 0"; else print r, rate["auto"], rate[dev], dev, ms}' || echo "0 0 0 - 0"
+        / paired: / {for (i = 1; i <= NF; i++) {if ($i == "forced") {dev = $(i + 1); r = $(i + 2)}
+                                                if ($i == "ran") share = $(i + 1)}
+                     gsub(/[()]/, "", dev); sub(/%/, "", share)}
+        END {if (r == "") print "0 0 0 - 0 0"; else print r, rate["auto"], rate[dev], dev, ms, share}' ||
+        echo "0 0 0 - 0 0"
 }
 
 # Plant a busy machine's figures in every profile of cache $1.
@@ -62,8 +66,8 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR) print (NR % 2) ? v[(NR + 1) 
 
 echo "Each row: $reps runs; each run auto and every forced device taking turns, $secs s each."
 echo
-echo "| program | situation | auto it/s | best forced it/s | best forced | auto / best forced, median run | worst run | auto's context creation, ms |"
-echo "|---|---|---:|---:|---|---:|---:|---:|"
+echo "| program | situation | auto it/s | best forced it/s | best forced | auto / best forced, median run | worst run | auto's ops there, fewest | auto's context creation, ms |"
+echo "|---|---|---:|---:|---|---:|---:|---:|---:|"
 
 # row LABEL SITUATION KEY: from $work/KEY, one paired result per line.
 row() {
@@ -74,7 +78,8 @@ row() {
     m=$(cut -d' ' -f1 "$f" | median)
     w=$(cut -d' ' -f1 "$f" | sort -g | head -n1)
     c=$(cut -d' ' -f5 "$f" | median)
-    printf '| %s | %s | %.1f | %.1f | %s | %.3f | %.3f | %.0f |\n' "$1" "$2" "$a" "$b" "$dev" "$m" "$w" "$c"
+    o=$(cut -d' ' -f6 "$f" | sort -g | head -n1)
+    printf '| %s | %s | %.1f | %.1f | %s | %.3f | %.3f | %s%% | %.0f |\n' "$1" "$2" "$a" "$b" "$dev" "$m" "$w" "$o" "$c"
 }
 
 for p in $programs; do
