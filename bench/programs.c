@@ -256,29 +256,26 @@ static int paired(char name, size_t batch, const char *label, double seconds)
             goto fail;
         }
     /* Turns: every placement one slice per round, the first placement of a round moving
-     * along each round; until every placement has had `seconds`. The per-round ratios
-     * (auto over the best forced placement of the same round) give the spread. */
-    double ratios[4096];
+     * along each round; until every placement has had `seconds`. Each round's rates are
+     * kept: the run's ratio is the median over its rounds of auto's rate over the best
+     * forced placement's (best over the whole run), as xo bench's workloads do, so a
+     * hiccup of the machine in one slice does not decide the run. */
+    enum { MAX_ROUNDS = 4096 };
+    static double rates[MAX_ROUNDS][MAX_PLACEMENTS]; /* -1: sat out that round */
+    double ratios[MAX_ROUNDS];
     int rounds = 0;
-    for (int done = 0; !done; rounds++) {
-        double rate[MAX_PLACEMENTS];
+    for (int done = 0; !done && rounds < MAX_ROUNDS; rounds++) {
         for (int k = 0; k < np; k++) {
             int i = (k + rounds) % np;
-            rate[i] = -1;
+            rates[rounds][i] = -1;
             if (i && spent[i] >= seconds * 1e6 && spent[0] < seconds * 1e6)
                 continue; /* a forced placement that has had its time sits out (a slow device's
                            * single iteration can take seconds) while auto has not */
             long n0 = iters[i];
             double s0 = spent[i];
             if (program_run(ctx[i], &prog[i], SLICE_MS * 1e3, &iters[i], &spent[i]) != XO_OK) goto fail;
-            rate[i] = (double)(iters[i] - n0) / (spent[i] - s0);
+            rates[rounds][i] = (double)(iters[i] - n0) / (spent[i] - s0);
         }
-        double best = 0;
-        for (int i = 1; i < np; i++) best = rate[i] > best ? rate[i] : best;
-        if (rounds < (int)(sizeof ratios / sizeof ratios[0]) && best > 0 && rate[0] >= 0)
-            ratios[rounds] = rate[0] / best;
-        else if (rounds < (int)(sizeof ratios / sizeof ratios[0]))
-            ratios[rounds] = -1;
         done = 1;
         for (int i = 0; i < np; i++) done &= spent[i] >= seconds * 1e6;
     }
@@ -290,9 +287,9 @@ static int paired(char name, size_t batch, const char *label, double seconds)
                create_ms[i]);
         if (i && r > best) best = r, besti = i;
     }
-    int nr = 0; /* the rounds in which auto and a forced placement both ran */
-    for (int r = 0; r < rounds && r < 4096; r++)
-        if (ratios[r] >= 0) ratios[nr++] = ratios[r];
+    int nr = 0; /* the rounds in which auto and the best forced placement both ran */
+    for (int r = 0; r < rounds; r++)
+        if (rates[r][0] >= 0 && rates[r][besti] > 0) ratios[nr++] = rates[r][0] / rates[r][besti];
     for (int a = 1; a < nr; a++) /* insertion sort: a few dozen rounds */
         for (int b = a; b > 0 && ratios[b] < ratios[b - 1]; b--) {
             double t = ratios[b];

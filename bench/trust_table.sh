@@ -3,8 +3,10 @@
 # devices, run by run"). Each run is one process of a user-style program (bench/programs.c)
 # in `--paired` mode: auto and every forced device each run their own copy of the program
 # in their own context, taking turns in 100 ms slices, so that a slow spell of the machine
-# falls on all of them alike and each run yields its own auto / best-forced ratio. Auto's
-# context is created first and meets the profile cache as the situation leaves it:
+# falls on all of them alike and each run yields its own auto / best-forced ratio: the
+# median over its rounds of the ratio within a round (as xo bench's workloads), so that a
+# hiccup of the machine in one slice does not decide the run. Auto's context is created
+# first and meets the profile cache as the situation leaves it:
 #   first  an empty cache (auto measures at creation);
 #   busy   a cache written while the machine was busy (planted: mem_gbps = 2.0, spread
 #          0.56, the sgemm curve collapsing to 0.131 GFLOP/s from n = 128), a fresh copy
@@ -40,7 +42,8 @@ paired() {
     XO_CACHE_DIR=$3 "$prog" "$1" ${2:+"$2"} --paired --seconds "$secs" 2>/dev/null | awk '
         / it\/s / {for (i = 1; i < NF; i++) if ($(i + 1) + 0 > 0 && $(i + 2) == "it/s") rate[$i] = $(i + 1)
                     if ($0 ~ / auto [0-9.]+ it\/s/) for (i = 1; i < NF; i++) if ($i == "create") ms = $(i + 1)}
-        / paired: / {for (i = 1; i <= NF; i++) {if ($i == "forced") {dev = $(i + 1); r = $(i + 2)}
+        / paired: / {for (i = 1; i <= NF; i++) {if ($i == "forced") dev = $(i + 1)
+                                                if ($i == "median") {r = $(i + 1); sub(/,$/, "", r)}
                                                 if ($i == "ran") share = $(i + 1)}
                      gsub(/[()]/, "", dev); sub(/%/, "", share)}
         END {if (r == "") print "0 0 0 - 0 0"; else print r, rate["auto"], rate[dev], dev, ms, share}' ||
