@@ -196,6 +196,19 @@ static void timings_contradicting_the_profile_heal_next_run(void **state)
     assert_int_equal(after.provisional, after.untrusted_runs > 0);
 }
 
+/* A context of the CPU and the mock (model `cfg`) under XO_CALIBRATE=`calibrate`;
+ * *mock: the mock's device index. */
+static xo_context *mock_context(const xo_mock_config *cfg, const char *calibrate, int *mock)
+{
+    xo_mock_install(cfg);
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    setenv("XO_CALIBRATE", calibrate, 1);
+    xo_context *ctx = NULL;
+    xot_assert_ok(xo_context_create(&ctx));
+    xot_assert_ok(xo_device_find(ctx, "mock", mock));
+    return ctx;
+}
+
 /* ---- timings the launch floor dominates ------------------------------------------ */
 
 /* A GPU-like device times its ops itself, launch overhead included (an H200's events read
@@ -208,13 +221,8 @@ static void launch_dominated_timings_teach_nothing(void **state)
     fresh_cache("floor");
     xo_mock_config cfg = {.launch_us = 12, .gflops = 5000, .gbps = 500, .transfer_latency_us = 6,
                           .transfer_gbps = 12};
-    xo_mock_install(&cfg);
-    setenv("XO_PLUGINS", "cpu,mock", 1);
-    setenv("XO_CALIBRATE", "off", 1);
-    xo_context *ctx = NULL;
-    xot_assert_ok(xo_context_create(&ctx));
     int mock;
-    xot_assert_ok(xo_device_find(ctx, "mock", &mock));
+    xo_context *ctx = mock_context(&cfg, "off", &mock);
     xo__profile p;
     xo_mock_profile(&ctx->dev[mock].info, &p);
     xo__device_set_profile(ctx, mock, &p);
@@ -313,13 +321,8 @@ static void host_core_device_measured_only_when_asked(void **state)
     fresh_cache("asked");
     xo_mock_config cfg = {.launch_us = 5, .gflops = 50, .gbps = 50, .transfer_latency_us = 1,
                           .transfer_gbps = 50, .host_cores = 1};
-    xo_mock_install(&cfg);
-    setenv("XO_PLUGINS", "cpu,mock", 1);
-    setenv("XO_CALIBRATE", "auto", 1);
-    xo_context *ctx = NULL;
-    xot_assert_ok(xo_context_create(&ctx));
     int mock;
-    xot_assert_ok(xo_device_find(ctx, "mock", &mock));
+    xo_context *ctx = mock_context(&cfg, "auto", &mock);
     assert_null(ctx->background);
     assert_int_equal(ctx->dev[mock].measure_later, 2);
     assert_true(ctx->dev[mock].profile.provisional);
