@@ -369,6 +369,8 @@ struct xo_buffer {
     size_t bytes;
     void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
     int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
+    void *user;                           /* wrapped memory too misaligned for the ops' elements:
+                                           * host is then an aligned copy of it (wrap.c) */
     _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host; bit
                                            * XO_PARTIAL + d: copy d is current on some spans only */
     struct xo__spans *spans;              /* those spans (residency.c; allocated at the first, under move_lock) */
@@ -406,6 +408,8 @@ void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 /* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
  * never freed. `fn` names the public caller in messages. */
 xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
+/* XO_HOST_ALIGN-aligned host memory for `bytes`, zero-filled; `fn` names the caller. */
+xo_status xo__host_alloc(size_t bytes, const char *fn, void **out);
 
 /* Make all of `b` current on device `dev` (moving only what is stale there; counted in
  * stats). For dev 0 this brings the host copy current. */
