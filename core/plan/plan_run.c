@@ -104,7 +104,7 @@ static void replace_after_run(xo_plan *p)
         for (int d = 1; d < ctx->ndev; d++)
             if (fresh >> d & 1u)
                 xo__log(XO_LOG_WARN,
-                        "xo_plan_run: an op failed on device %d (%s); the plan is placed again without it for %llu "
+                        "xo_plan_run: a step failed on device %d (%s); the plan is placed again without it for %llu "
                         "runs",
                         d, ctx->dev[d].info.plugin, (unsigned long long)(p->retry_at - p->runs));
     } else if (p->avoid && !p->failed && p->runs >= p->retry_at) {
@@ -113,6 +113,18 @@ static void replace_after_run(xo_plan *p)
         place_again(p, 0);
     }
     p->failed = 0;
+}
+
+/* A recorded read whose download failed twice (device.c): as an eager read, it leaves
+ * `dst` untouched and the device copy current, and the run goes on, so every buffer gets
+ * what the recorded calls give (the run returns the read's XO_ERR_DEVICE at its end).
+ * The devices holding the buffer are then avoided as a failed op's device is: placed
+ * again without them, the next runs compute what they read on the host. */
+static void read_failed(xo_plan *p, const xo_buffer *b)
+{
+    uint32_t v = xo__valid(b);
+    uint32_t held = (v | v >> XO_PARTIAL) & ((1u << XO_PARTIAL) - 1u) & ~1u;
+    p->failed |= held;
 }
 
 /* XO_PLAN=eager: the recorded op as an eager call (placed, and possibly run, afresh). */
@@ -232,7 +244,8 @@ xo_status xo_plan_run(xo_plan *p)
     int stat_slot = p->nops ? xo__thread_stat_slot(ctx) : -1;
     int eager = ctx->plan_eager;
     int fast = ctx->fast_dispatch && atomic_load_explicit(&xo__log_level, memory_order_relaxed) < XO_LOG_DECISIONS;
-    xo_status st = XO_OK;
+    xo_status st = XO_OK, read_st = XO_OK;
+    char read_why[XO_ERROR_MAX];
     for (int i = 0; i < p->nsteps && st == XO_OK; i++) {
         xo__step *s = &p->steps[i];
         switch (s->kind) {
@@ -270,7 +283,16 @@ xo_status xo_plan_run(xo_plan *p)
             }
             break;
         case XO_STEP_WRITE: st = xo__buffer_write_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
-        case XO_STEP_READ: st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
+        case XO_STEP_READ:
+            st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes);
+            if (st == XO_ERR_DEVICE && read_st == XO_OK) {
+                read_st = st;
+                snprintf(read_why, sizeof read_why, "xo_plan_run: recorded call %d (a read) failed: %s", i + 1,
+                         xo_last_error());
+                read_failed(p, s->op.buf[0]);
+                st = XO_OK;
+            }
+            break;
         }
         if (st != XO_OK) {
             char why[XO_ERROR_MAX];
@@ -289,6 +311,8 @@ xo_status xo_plan_run(xo_plan *p)
     if (p->failed || p->avoid)
         replace_after_run(p);
     pthread_mutex_unlock(&p->run_lock);
+    if (st == XO_OK && read_st != XO_OK)
+        return xo__error(read_st, "%s", read_why);
     return st;
 }
 
