@@ -98,6 +98,11 @@ struct xo_plan {
     int replaced;          /* times the plan was placed again (after a failure, or to retry) */
     int strikes;           /* runs in which a device not yet left out failed */
     uint64_t retry_at;     /* the run count at which the devices left out are tried again */
+    /* fused groups an allocation failure left unfused (plan_fuse.c), fused again later */
+    int fuse_short;        /* at the latest fusion */
+    int fuse_missed;       /* over the plan's life (the summary) */
+    int fuse_strikes;      /* fusions in a row that came short */
+    uint64_t fuse_retry_at; /* the run count at which fusion is tried again */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
     /* runs of CPU steps (plan_cpu.c) */
