@@ -130,8 +130,9 @@ xo_add_test(test_robust_calls SOURCES test_robust_calls.c LIBS xo_mock xo_testut
 # with a new one; alarm() in each child turns a hang into a failure.
 xo_add_test(test_fork SOURCES test_fork.c LIBS xo_testutil m
             ENV XO_CALIBRATE=off XO_THREADS=4 XO_ZERO_COPY=off)
-# The layers of docs/design.md, checked: every internal header compiles alone, and no
-# call cycle between the files of a library (tests/layers/check_layers.py, from nm).
+# The layers of docs/design.md, checked: every internal header compiles alone, no call
+# cycle between the files of a library (from nm), and #include lines follow the layers
+# (tests/layers/check_layers.py).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_layers.py

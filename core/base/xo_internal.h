@@ -267,6 +267,7 @@ extern const xo_plugin *(*xo__test_plugin)(void);
 
 typedef enum xo__calibrate_mode { XO_CALIBRATE_AUTO, XO_CALIBRATE_FORCE, XO_CALIBRATE_OFF } xo__calibrate_mode;
 
+struct xo__op; /* xo_op.h */
 struct xo_context {
     uint64_t id; /* unique per process, keys thread-local decisions */
     int ndev;
@@ -296,6 +297,11 @@ struct xo_context {
      * that the background thread does not call up into context.c). */
     xo_status (*make_private)(xo_context **out);
     void (*destroy_private)(xo_context *ctx);
+    /* Plans' recorder (plan/plan_recorder.c), handed down the same way to dispatch.c and
+     * buffer.c, which lie below plans. */
+    int (*capture_op)(const struct xo__op *op, xo_status *st);
+    int (*capture_io)(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
+    void (*plan_buffer_gone)(xo_buffer *b);
     struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -404,6 +410,11 @@ static inline uint32_t xo__inflight(const xo_buffer *b)
 /* Before anything writes the host copy: wait for queued ops on shared devices that may
  * still read it (zero-copy), except on device `except` (its own queue orders them). */
 void xo__buffer_host_write_barrier(xo_buffer *b, int except);
+
+/* This thread's open captures (plans being recorded; plan_recorder.c keeps the list),
+ * NULL almost always: what buffer.c and dispatch.c test before they ask the context's
+ * recorder. */
+extern _Thread_local xo_plan *xo__capturing;
 
 /* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
  * never freed. `fn` names the public caller in messages. */

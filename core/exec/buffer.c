@@ -1,12 +1,13 @@
 /* Buffers: one host copy plus lazily allocated device copies; which bytes are current
  * where, and moving them, is residency.c's. */
 #include "xo_internal.h"
-#include "xo_plan.h"
 
 #include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
+
+_Thread_local xo_plan *xo__capturing;
 
 xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
 {
@@ -61,7 +62,8 @@ void xo_buffer_destroy(xo_buffer *b)
     if (!b)
         return;
     xo_context *ctx = b->ctx;
-    xo__plan_buffer_gone(b); /* plans using it fail from now on, naming it */
+    if (atomic_load_explicit(&b->plans, memory_order_relaxed))
+        ctx->plan_buffer_gone(b); /* plans using it fail from now on, naming it */
     /* Queued ops on a zero-copy device read the host copy itself: let them finish. */
     xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
@@ -95,7 +97,7 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     if (bytes == 0)
         return XO_OK;
     xo_status st;
-    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 1, offset, (void *)src, bytes, &st))
+    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 1, offset, (void *)src, bytes, &st))
         return st;
     return xo__buffer_write_now(b, offset, src, bytes);
 }
@@ -120,7 +122,7 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
     if (bytes == 0)
         return XO_OK;
     xo_status st;
-    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 0, offset, dst, bytes, &st))
+    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 0, offset, dst, bytes, &st))
         return st;
     return xo__buffer_read_now(b, offset, dst, bytes);
 }
