@@ -120,19 +120,27 @@ static void plan_segments_split(void **state)
     xot_plan_done(ctx);
 }
 
+/* A context with the mock under XO_FAULTS=`faults` (read at creation), and twin buffers
+ * (seeded) for an eager run and a plan. */
+static xo_context *faulty_context(const char *faults, uint64_t seed, int *mock, xot_twin *e, xot_twin *p)
+{
+    setenv("XO_FAULTS", faults, 1);
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, mock);
+    unsetenv("XO_FAULTS");
+    xot_twin_make(ctx, e, XO_F32, seed, 0);
+    xot_twin_make(ctx, p, XO_F32, seed, 0);
+    return ctx;
+}
+
 /* A device that fails during a run: the op completes elsewhere (data intact) and the plan
  * is placed again without that device, so later runs neither fail over op by op nor
  * change their results. */
 static void plan_replaced_after_fault(void **state)
 {
     (void)state;
-    setenv("XO_FAULTS", "mock.launch@*", 1); /* every launch on the mock fails */
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    unsetenv("XO_FAULTS");
     xot_twin e, p;
-    xot_twin_make(ctx, &e, XO_F32, 8, 0);
-    xot_twin_make(ctx, &p, XO_F32, 8, 0);
+    xo_context *ctx = faulty_context("mock.launch@*", 8, &mock, &e, &p);
     ctx->forced = mock;
     xot_assert_ok(xo_capture_begin(ctx));
     xot_assert_ok(sequence(ctx, p.b));
@@ -185,13 +193,9 @@ static xo_status epilogue_step(xo_context *ctx, xo_buffer *const b[4])
 static void plan_epilogue_replaced(void **state)
 {
     (void)state;
-    setenv("XO_FAULTS", "mock.launch@*", 1);
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    unsetenv("XO_FAULTS");
     xot_twin e, p;
-    xot_twin_make(ctx, &e, XO_F32, 11, 0);
-    xot_twin_make(ctx, &p, XO_F32, 11, 0);
+    xo_context *ctx = faulty_context("mock.launch@*", 11, &mock, &e, &p);
     ctx->forced = mock;
     xot_assert_ok(xo_capture_begin(ctx));
     xot_assert_ok(epilogue_step(ctx, p.b));
@@ -237,13 +241,9 @@ static xo_status read_step(xo_context *ctx, xo_buffer *const b[4], const float *
 static void plan_read_fails(void **state)
 {
     (void)state;
-    setenv("XO_FAULTS", "mock.download@*", 1);
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    unsetenv("XO_FAULTS");
     xot_twin e, p;
-    xot_twin_make(ctx, &e, XO_F32, 12, 0);
-    xot_twin_make(ctx, &p, XO_F32, 12, 0);
+    xo_context *ctx = faulty_context("mock.download@*", 12, &mock, &e, &p);
     float x[XOT_PLAN_ELEMS], got[XOT_PLAN_ELEMS], want[XOT_PLAN_ELEMS];
     ctx->forced = mock;
     xot_assert_ok(xo_capture_begin(ctx));
