@@ -109,16 +109,8 @@ static void reference(const double *x, const double *y, const int32_t *labels, d
     want[O_PLAN_SUM] = xot_ref_dreduce(XO_SUM, NN, want + O_PLAN);
 }
 
-static void run_on(const char *spec, int f32, size_t misalign)
+static void run_on(xo_context *ctx, const char *spec, int f32, size_t misalign)
 {
-    xo_context *ctx = NULL;
-    xot_assert_ok(xo_context_create(&ctx));
-    int dev = -1;
-    if (xo_device_find(ctx, spec, &dev) != XO_OK) {
-        xo_context_destroy(ctx);
-        return; /* no such device here: the CPU runs still ran */
-    }
-    xot_assert_ok(xo_set_device(ctx, spec));
     size_t es = f32 ? sizeof(float) : sizeof(double);
     double x[NN], y[NN], *want = malloc(O_TOTAL * sizeof *want), *got = malloc(O_TOTAL * sizeof *got);
     assert_non_null(want);
@@ -196,7 +188,6 @@ static void run_on(const char *spec, int f32, size_t misalign)
     xo_buffer_destroy(by);
     xo_buffer_destroy(bo);
     xo_buffer_destroy(bl);
-    xo_context_destroy(ctx);
     free(rx.block);
     free(ry.block);
     free(ro.block);
@@ -205,23 +196,41 @@ static void run_on(const char *spec, int f32, size_t misalign)
     free(got);
 }
 
-static const char *const g_specs[] = {"cpu", "opencl"};
+/* run_on with every (precision, misalignment) pair of `cases`, on the CPU and on a
+ * forced OpenCL device where there is one; one context for all. */
+typedef struct align_case {
+    int f32;
+    size_t misalign;
+} align_case;
+
+static void run_cases(const align_case *cases, size_t n)
+{
+    static const char *const specs[] = {"cpu", "opencl"};
+    xo_context *ctx = NULL;
+    xot_assert_ok(xo_context_create(&ctx));
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+        int dev = -1;
+        if (xo_device_find(ctx, specs[s], &dev) != XO_OK)
+            continue; /* no such device here: the CPU runs still ran */
+        xot_assert_ok(xo_set_device(ctx, specs[s]));
+        for (size_t c = 0; c < n; c++)
+            run_on(ctx, specs[s], cases[c].f32, cases[c].misalign);
+    }
+    xo_context_destroy(ctx);
+}
 
 static void test_doubles_4_byte_aligned(void **state)
 {
     (void)state;
-    for (size_t s = 0; s < sizeof g_specs / sizeof *g_specs; s++)
-        run_on(g_specs[s], 0, 4);
+    static const align_case cases[] = {{0, 4}};
+    run_cases(cases, 1);
 }
 
 static void test_odd_addresses(void **state)
 {
     (void)state;
-    for (size_t s = 0; s < sizeof g_specs / sizeof *g_specs; s++) {
-        run_on(g_specs[s], 1, 1);
-        run_on(g_specs[s], 0, 1);
-        run_on(g_specs[s], 1, 2);
-    }
+    static const align_case cases[] = {{1, 1}, {0, 1}, {1, 2}};
+    run_cases(cases, sizeof cases / sizeof *cases);
 }
 
 /* The reproducer: a dot into a one-double buffer 4 bytes past alignment. */
