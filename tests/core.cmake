@@ -78,6 +78,13 @@ xo_add_test(semantics_cpu EXE test_semantics ARGS cpu ENV XO_CALIBRATE=off)
 xo_add_test(semantics_opencl EXE test_semantics ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)
 # Buffers over the caller's memory (xo_buffer_wrap) on the CPU and a forced OpenCL device.
 xo_add_test(test_wrap SOURCES test_wrap.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# Every op family over wrapped memory at odd alignments (run under UBSan by .ci/run;
+# PoCL's own leaks suppressed there, tests/lsan.supp).
+set(_xo_align_env XO_CALIBRATE=off)
+if(XO_SANITIZE MATCHES "address|leak")
+  list(APPEND _xo_align_env "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
+endif()
+xo_add_test(test_wrap_align SOURCES test_wrap_align.c LIBS xo_testutil m ENV ${_xo_align_env})
 # The mock device plugin (tests only, mock_plugin.h): queue-aware placement, placement by
 # profile, fallback and residency against a device whose speed and failures the test sets.
 add_library(xo_mock STATIC mock_plugin.c)
@@ -123,8 +130,9 @@ xo_add_test(test_robust_calls SOURCES test_robust_calls.c LIBS xo_mock xo_testut
 # with a new one; alarm() in each child turns a hang into a failure.
 xo_add_test(test_fork SOURCES test_fork.c LIBS xo_testutil m
             ENV XO_CALIBRATE=off XO_THREADS=4 XO_ZERO_COPY=off)
-# The layers of docs/design.md, checked: every internal header compiles alone, and no
-# call cycle between the files of a library (tests/layers/check_layers.py, from nm).
+# The layers of docs/design.md, checked: every internal header compiles alone, no call
+# cycle between the files of a library (from nm), and #include lines follow the layers
+# (tests/layers/check_layers.py).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_layers.py

@@ -350,6 +350,42 @@ static void plan_chain_every_device(void **state)
     xot_plan_done(ctx);
 }
 
+/* The plan of chain_head and away_fill forced onto the mock, over buffers p, and the eager
+ * calls of its 18 runs done on twin buffers e; `alloc_fails`: the mock's next allocation
+ * fails while xo_capture_end builds the chain. */
+static xo_plan *mock_chain_plan(xo_context *ctx, int mock, xo_buffer **e, xo_buffer **p, int alloc_fails)
+{
+    ctx->forced = mock;
+    make_bufs(ctx, e, p, FN);
+    float io[FN];
+    for (int r = 0; r < 18; r++) {
+        xot_assert_ok(chain_head(ctx, e));
+        xot_assert_ok(away_fill(ctx, e, io));
+    }
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(chain_head(ctx, p));
+    xot_assert_ok(away_fill(ctx, p, io));
+    xo_plan *plan;
+    if (alloc_fails)
+        xo_mock_fail(XO_MOCK_ALLOC, 1);
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_mock_fail(XO_MOCK_ALLOC, 0);
+    return plan;
+}
+
+/* After 18 runs: the plan's buffers equal the eager twins'; then everything goes. */
+static void mock_chain_done(xo_plan *plan, xo_buffer **e, xo_buffer **p, const char *what, const char *text)
+{
+    float none[FN];
+    memset(none, 0, sizeof none);
+    compare_bufs(e, p, FN, none, none, 1e-6, what, text);
+    xo_plan_destroy(plan);
+    for (int i = 0; i < NB; i++) {
+        xo_buffer_destroy(e[i]);
+        xo_buffer_destroy(p[i]);
+    }
+}
+
 /* The mock's chain launch fails once: each op of the chain completes on the CPU (one
  * fallback per recorded op), with the right results; the plan is placed again without the
  * mock (plan_run.c), and after 16 runs with it again, where it fuses again. */
@@ -358,19 +394,8 @@ static void plan_chain_launch_fails(void **state)
     (void)state;
     int mock;
     xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    ctx->forced = mock;
     xo_buffer *e[NB], *p[NB];
-    make_bufs(ctx, e, p, FN);
-    float io[FN];
-    for (int r = 0; r < 18; r++) { /* the eager twin of the plan's 18 runs */
-        xot_assert_ok(chain_head(ctx, e));
-        xot_assert_ok(away_fill(ctx, e, io));
-    }
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(chain_head(ctx, p));
-    xot_assert_ok(away_fill(ctx, p, io));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_plan *plan = mock_chain_plan(ctx, mock, e, p, 0);
     xot_assert_ok(xo_finish(ctx));
     xot_assert_ok(xo_stats_reset(ctx));
     long runs0 = xo_mock_calls(XO_MOCK_RUN);
@@ -393,15 +418,44 @@ static void plan_chain_launch_fails(void **state)
     assert_int_equal(s1.fallbacks, 3);
     char text[4096];
     xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    float none[FN];
-    memset(none, 0, sizeof none);
-    compare_bufs(e, p, FN, none, none, 1e-6, "a chain whose launch failed", text);
-    xo_plan_destroy(plan);
-    for (int i = 0; i < NB; i++) {
-        xo_buffer_destroy(e[i]);
-        xo_buffer_destroy(p[i]);
-    }
+    mock_chain_done(plan, e, p, "a chain whose launch failed", text);
     xot_plan_done(ctx);
+}
+
+/* An allocation on the mock fails while xo_capture_end builds the chain: the ops run one
+ * by one (right results), fusion is tried again after 16 runs (as a failed device is,
+ * plan_run.c) and then fuses, and XO_LOG=summary's plan line counts the miss. */
+static void plan_chain_alloc_fails(void **state)
+{
+    (void)state;
+    setenv("XO_LOG", "summary", 1);
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    unsetenv("XO_LOG");
+    xo_buffer *e[NB], *p[NB];
+    xo_plan *plan = mock_chain_plan(ctx, mock, e, p, 1);
+    char text[4096];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    if (strchr(text, '+'))
+        fail_msg("the chain fused although an allocation failed:\n%s", text);
+    for (int r = 1; r <= 16; r++) {
+        xot_assert_ok(xo_plan_run(plan));
+        xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+        if ((strchr(text, '+') != NULL) != (r == 16))
+            fail_msg("after run %d the chain should %sbe fused:\n%s", r, r == 16 ? "" : "not ", text);
+    }
+    long before = xo_mock_calls(XO_MOCK_RUN);
+    xot_assert_ok(xo_plan_run(plan));
+    xot_assert_ok(xo_plan_run(plan));
+    assert_int_equal(xo_mock_calls(XO_MOCK_RUN) - before, 2 * 3); /* one chain launch, dot, fill */
+    mock_chain_done(plan, e, p, "a chain fused again after an allocation failed", text);
+    xot_capture cap;
+    assert_int_equal(xot_capture_begin(&cap, 2), 0);
+    xot_plan_done(ctx);
+    char *err = xot_capture_end(&cap);
+    if (!xot_contains(err, "18 runs") || !xot_contains(err, "left unfused by an allocation failure: 1 (0 now"))
+        fail_msg("the summary should count the chain left unfused:\n%s", err);
+    free(err);
 }
 
 /* A chain large enough for the CPU plugin to split its blocks over its threads (each
@@ -564,6 +618,7 @@ int main(void)
         cmocka_unit_test(plan_fused_away),
         cmocka_unit_test(plan_chain_every_device),
         cmocka_unit_test(plan_chain_launch_fails),
+        cmocka_unit_test(plan_chain_alloc_fails),
         cmocka_unit_test(plan_fused_threads),
         cmocka_unit_test(plan_gemm_epilogue),
     };

@@ -120,19 +120,27 @@ static void plan_segments_split(void **state)
     xot_plan_done(ctx);
 }
 
+/* A context with the mock under XO_FAULTS=`faults` (read at creation), and twin buffers
+ * (seeded) for an eager run and a plan. */
+static xo_context *faulty_context(const char *faults, uint64_t seed, int *mock, xot_twin *e, xot_twin *p)
+{
+    setenv("XO_FAULTS", faults, 1);
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, mock);
+    unsetenv("XO_FAULTS");
+    xot_twin_make(ctx, e, XO_F32, seed, 0);
+    xot_twin_make(ctx, p, XO_F32, seed, 0);
+    return ctx;
+}
+
 /* A device that fails during a run: the op completes elsewhere (data intact) and the plan
  * is placed again without that device, so later runs neither fail over op by op nor
  * change their results. */
 static void plan_replaced_after_fault(void **state)
 {
     (void)state;
-    setenv("XO_FAULTS", "mock.launch@*", 1); /* every launch on the mock fails */
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    unsetenv("XO_FAULTS");
     xot_twin e, p;
-    xot_twin_make(ctx, &e, XO_F32, 8, 0);
-    xot_twin_make(ctx, &p, XO_F32, 8, 0);
+    xo_context *ctx = faulty_context("mock.launch@*", 8, &mock, &e, &p);
     ctx->forced = mock;
     xot_assert_ok(xo_capture_begin(ctx));
     xot_assert_ok(sequence(ctx, p.b));
@@ -185,13 +193,9 @@ static xo_status epilogue_step(xo_context *ctx, xo_buffer *const b[4])
 static void plan_epilogue_replaced(void **state)
 {
     (void)state;
-    setenv("XO_FAULTS", "mock.launch@*", 1);
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    unsetenv("XO_FAULTS");
     xot_twin e, p;
-    xot_twin_make(ctx, &e, XO_F32, 11, 0);
-    xot_twin_make(ctx, &p, XO_F32, 11, 0);
+    xo_context *ctx = faulty_context("mock.launch@*", 11, &mock, &e, &p);
     ctx->forced = mock;
     xot_assert_ok(xo_capture_begin(ctx));
     xot_assert_ok(epilogue_step(ctx, p.b));
@@ -215,6 +219,70 @@ static void plan_epilogue_replaced(void **state)
     xot_plan_done(ctx);
 }
 
+/* A step whose recorded read is of a buffer computed fresh each run from a recorded
+ * write: x -> b[0], tanh -> b[2], b[2] * b[1] -> b[2], read b[2], then b[3] = -b[2]. */
+static xo_status read_step(xo_context *ctx, xo_buffer *const b[4], const float *x, float *dst)
+{
+    xo_status st = xo_buffer_write(b[0], 0, x, XOT_PLAN_ELEMS * sizeof(float));
+    if (st == XO_OK)
+        st = xo_sunary(ctx, XO_TANH, XOT_PLAN_ELEMS, b[0], 0, b[2], 0);
+    if (st == XO_OK)
+        st = xo_sbinary(ctx, XO_MUL, XOT_PLAN_ELEMS, b[2], 0, b[1], 0, b[2], 0);
+    if (st == XO_OK)
+        st = xo_buffer_read(b[2], 0, dst, XOT_PLAN_ELEMS * sizeof(float));
+    return st == XO_OK ? xo_sunary(ctx, XO_NEG, XOT_PLAN_ELEMS, b[2], 0, b[3], 0) : st;
+}
+
+/* Every download from the device fails: the run whose recorded read needs one still runs
+ * every other step (the buffers then hold what the recorded calls give, the read's
+ * destination is untouched, the device copy stays current, as an eager read leaves it)
+ * and returns XO_ERR_DEVICE naming the read; the plan is then placed again without the
+ * device, so the following runs fill the read and succeed. */
+static void plan_read_fails(void **state)
+{
+    (void)state;
+    int mock;
+    xot_twin e, p;
+    xo_context *ctx = faulty_context("mock.download@*", 12, &mock, &e, &p);
+    float x[XOT_PLAN_ELEMS], got[XOT_PLAN_ELEMS], want[XOT_PLAN_ELEMS];
+    ctx->forced = mock;
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(read_step(ctx, p.b, x, got));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    ctx->forced = 0;
+    for (int run = 0; run < 4; run++) {
+        xot_fill_f(x, XOT_PLAN_ELEMS, 100 + (uint64_t)run, -2, 2);
+        memset(got, 0x7f, sizeof got);
+        xot_assert_ok(read_step(ctx, e.b, x, want));
+        xo_status st = xo_plan_run(plan);
+        char what[64];
+        snprintf(what, sizeof what, "run %d after a failed read", run + 1);
+        if (run == 0) {
+            xot_assert_status(st, XO_ERR_DEVICE);
+            assert_true(xot_contains(xo_last_error(), "download"));
+            for (size_t i = 0; i < sizeof got; i++)
+                assert_int_equal(((unsigned char *)got)[i], 0x7f);
+            assert_int_equal(xot_plan_stats(ctx, mock).ops, 3); /* the op after the read ran too */
+        } else {
+            xot_assert_ok(st);
+            xot_assert_close_f(got, want, XOT_PLAN_ELEMS, what);
+        }
+        /* After the first run b[2] and b[3] are current on the device only, where no
+         * download reaches them; each later run writes them whole on the host. */
+        if (run > 0)
+            xot_twin_compare(&p, &e, XO_F32, 0, what);
+    }
+    assert_int_equal(plan->replaced, 1);
+    char text[2048];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    assert_false(xot_contains(text, "(mock)"));
+    xo_plan_destroy(plan);
+    xot_twin_free(&e);
+    xot_twin_free(&p);
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +290,7 @@ int main(void)
         cmocka_unit_test(plan_segments_split),
         cmocka_unit_test(plan_replaced_after_fault),
         cmocka_unit_test(plan_epilogue_replaced),
+        cmocka_unit_test(plan_read_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -267,6 +267,7 @@ extern const xo_plugin *(*xo__test_plugin)(void);
 
 typedef enum xo__calibrate_mode { XO_CALIBRATE_AUTO, XO_CALIBRATE_FORCE, XO_CALIBRATE_OFF } xo__calibrate_mode;
 
+struct xo__op; /* xo_op.h */
 struct xo_context {
     uint64_t id; /* unique per process, keys thread-local decisions */
     int ndev;
@@ -296,6 +297,11 @@ struct xo_context {
      * that the background thread does not call up into context.c). */
     xo_status (*make_private)(xo_context **out);
     void (*destroy_private)(xo_context *ctx);
+    /* Plans' recorder (plan/plan_recorder.c), handed down the same way to dispatch.c and
+     * buffer.c, which lie below plans. */
+    int (*capture_op)(const struct xo__op *op, xo_status *st);
+    int (*capture_io)(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
+    void (*plan_buffer_gone)(xo_buffer *b);
     struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */
@@ -369,6 +375,8 @@ struct xo_buffer {
     size_t bytes;
     void *host;                           /* host copy: XO_HOST_ALIGN-aligned, or the caller's (wrapped) */
     int wrapped;                          /* host is the caller's memory (xo_buffer_wrap): never freed */
+    void *user;                           /* wrapped memory too misaligned for the ops' elements:
+                                           * host is then an aligned copy of it (wrap.c) */
     _Atomic uint32_t valid;               /* bit d: copy on device d is current; bit 0 = host; bit
                                            * XO_PARTIAL + d: copy d is current on some spans only */
     struct xo__spans *spans;              /* those spans (residency.c; allocated at the first, under move_lock) */
@@ -403,9 +411,16 @@ static inline uint32_t xo__inflight(const xo_buffer *b)
  * still read it (zero-copy), except on device `except` (its own queue orders them). */
 void xo__buffer_host_write_barrier(xo_buffer *b, int except);
 
+/* This thread's open captures (plans being recorded; plan_recorder.c keeps the list),
+ * NULL almost always: what buffer.c and dispatch.c test before they ask the context's
+ * recorder. */
+extern _Thread_local xo_plan *xo__capturing;
+
 /* A buffer whose host copy is `host` (current there only); `wrapped`: the caller's memory,
  * never freed. `fn` names the public caller in messages. */
 xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out);
+/* XO_HOST_ALIGN-aligned host memory for `bytes`, zero-filled; `fn` names the caller. */
+xo_status xo__host_alloc(size_t bytes, const char *fn, void **out);
 
 /* Make all of `b` current on device `dev` (moving only what is stale there; counted in
  * stats). For dev 0 this brings the host copy current. */

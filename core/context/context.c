@@ -1,6 +1,7 @@
 /* Context: creation (devices from device.c, profiles from calibrate.c), device specs, stats. */
 #include "xo_env.h"
 #include "xo_ops.h"
+#include "xo_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,9 @@ static xo_status create(xo_context **out, int private_)
     ctx->us0 = xo__now_us();
     ctx->make_private = xo__context_create_private;
     ctx->destroy_private = xo_context_destroy;
+    ctx->capture_op = xo__capture_op;
+    ctx->capture_io = xo__capture_io;
+    ctx->plan_buffer_gone = xo__plan_buffer_gone;
 
     xo__devices_open(ctx, env.plugin_mask);
     xo_status st = XO_OK;

@@ -8,7 +8,6 @@
  * that tells xo_finish a device has work, and a message naming the device on failure.
  * (The fast paths in xo_dispatch.h call the CPU's run() inline, without fault sites:
  * a context with XO_FAULTS set never takes them.) */
-#include "xo_env.h"
 #include "xo_internal.h"
 
 #include <pthread.h>

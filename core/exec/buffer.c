@@ -1,12 +1,13 @@
 /* Buffers: one host copy plus lazily allocated device copies; which bytes are current
  * where, and moving them, is residency.c's. */
 #include "xo_internal.h"
-#include "xo_plan.h"
 
 #include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
+
+_Thread_local xo_plan *xo__capturing;
 
 xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
 {
@@ -17,17 +18,24 @@ xo_status xo_buffer_create(xo_context *ctx, size_t bytes, xo_buffer **out)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: ctx is NULL");
     if (bytes == 0)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_buffer_create: bytes = 0; a buffer holds at least one byte");
-    if (bytes > SIZE_MAX - XO_HOST_ALIGN)
-        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: bytes = %zu is too large", bytes);
-    size_t rounded = (bytes + XO_HOST_ALIGN - 1) / XO_HOST_ALIGN * XO_HOST_ALIGN;
-    void *host = aligned_alloc(XO_HOST_ALIGN, rounded);
-    if (!host)
-        return xo__error(XO_ERR_OUT_OF_MEMORY, "xo_buffer_create: cannot allocate %zu bytes of host memory", bytes);
-    memset(host, 0, rounded);
+    void *host;
+    XO_RETURN_IF_ERROR(xo__host_alloc(bytes, "xo_buffer_create", &host));
     xo_status st = xo__buffer_new(ctx, host, bytes, 0, "xo_buffer_create", out);
     if (st != XO_OK)
         free(host);
     return st;
+}
+
+xo_status xo__host_alloc(size_t bytes, const char *fn, void **out)
+{
+    if (bytes > SIZE_MAX - XO_HOST_ALIGN)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: bytes = %zu is too large", fn, bytes);
+    size_t rounded = (bytes + XO_HOST_ALIGN - 1) / XO_HOST_ALIGN * XO_HOST_ALIGN;
+    *out = aligned_alloc(XO_HOST_ALIGN, rounded);
+    if (!*out)
+        return xo__error(XO_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of host memory", fn, bytes);
+    memset(*out, 0, rounded);
+    return XO_OK;
 }
 
 xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped, const char *fn, xo_buffer **out)
@@ -54,7 +62,8 @@ void xo_buffer_destroy(xo_buffer *b)
     if (!b)
         return;
     xo_context *ctx = b->ctx;
-    xo__plan_buffer_gone(b); /* plans using it fail from now on, naming it */
+    if (atomic_load_explicit(&b->plans, memory_order_relaxed))
+        ctx->plan_buffer_gone(b); /* plans using it fail from now on, naming it */
     /* Queued ops on a zero-copy device read the host copy itself: let them finish. */
     xo__buffer_host_write_barrier(b, -1);
     for (int d = 1; d < ctx->ndev; d++)
@@ -88,7 +97,7 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     if (bytes == 0)
         return XO_OK;
     xo_status st;
-    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 1, offset, (void *)src, bytes, &st))
+    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 1, offset, (void *)src, bytes, &st))
         return st;
     return xo__buffer_write_now(b, offset, src, bytes);
 }
@@ -100,6 +109,8 @@ xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, siz
     XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 0, 1));
     xo__buffer_host_write_barrier(b, -1);
     memcpy((char *)b->host + offset, src, bytes);
+    if (b->user) /* the caller's memory holds what was written as soon as this returns */
+        memcpy((char *)b->user + offset, src, bytes);
     atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
     xo__buffer_wrote(b, 0, offset, offset + bytes);
     return XO_OK;
@@ -111,7 +122,7 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
     if (bytes == 0)
         return XO_OK;
     xo_status st;
-    if (__builtin_expect(xo__capturing != NULL, 0) && xo__capture_io(b, 0, offset, dst, bytes, &st))
+    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 0, offset, dst, bytes, &st))
         return st;
     return xo__buffer_read_now(b, offset, dst, bytes);
 }

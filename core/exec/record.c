@@ -7,7 +7,7 @@
  *   to the prediction remembered at enqueue).
  * - The decision's consequences: the device's queue grows by the op's predicted time,
  *   fallbacks are counted, XO_LOG=summary gets the call. */
-#include "xo_ops.h"
+#include "xo_record.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,8 @@
  * (buffer.c moves them), run it through the device layer (device.c), hand it to the
  * record stage (record.c), and complete it elsewhere if that device failed. Also
  * xo_finish, and the calibration's direct runs (calibration is a client of this file). */
-#include "xo_ops.h"
+#include "xo_run.h"
+#include "xo_record.h"
 
 #include <stdio.h>
 #include <stdlib.h>

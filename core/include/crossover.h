@@ -88,7 +88,8 @@ XO_API void xo_buffer_destroy(xo_buffer *b); /* NULL: no-op; a wrapped buffer's 
 
 /* Wrap memory the caller owns: the buffer's host copy IS `host` (no copy, any
  * alignment; devices that share host memory use it in place where it is 128-byte
- * aligned, others keep a copy). `host` must stay valid until xo_buffer_destroy, which
+ * aligned, others keep a copy; memory not aligned for a double gets an aligned host
+ * copy, which xo_buffer_sync writes back). `host` must stay valid until xo_buffer_destroy, which
  * does not free it. bytes == 0 or host == NULL: XO_ERR_INVALID_ARGUMENT. A wrapped
  * buffer is used like any other: ops take element offsets, read and write byte offsets;
  * after xo_buffer_write returns, `host` holds the data. */

@@ -24,39 +24,6 @@ XO_COLD xo_status xo__fail_extent(const char *fn, const char *bname);
 XO_COLD xo_status xo__fail_overlap(const char *fn, const char *outname, size_t out_lo, size_t out_hi,
                                    const char *inname, size_t in_lo, size_t in_hi, int alias_allowed);
 
-/* An op description with every field set (the op fills in its own), field by field: a
- * whole-struct initialiser becomes `rep stos`, which costs more than the rest of a tiny
- * op's checks and hides the constants from dispatch. */
-static inline void xo__desc_init(xo_op_desc *d, xo_op_kind kind, xo_dtype dtype)
-{
-    d->kind = kind;
-    d->dtype = dtype;
-    d->subop = 0;
-    d->axis = 0;
-    d->layout = XO_ROW_MAJOR;
-    d->ta = d->tb = XO_NO_TRANS;
-    d->m = d->n = d->k = 0;
-    d->ld[0] = d->ld[1] = d->ld[2] = 0;
-    d->inc[0] = d->inc[1] = 0;
-    d->alpha = d->beta = 0;
-    d->narg = 0;
-    for (int i = 0; i < XO_MAX_ARGS; i++)
-        d->arg[i] = (xo_operand){NULL, NULL, 0};
-}
-
-static inline void xo__op_begin(xo__op *op, const char *fn, xo_context *ctx, xo_op_kind kind, xo_dtype dtype)
-{
-    /* Only what every path reads: the checks write the rest as they go. */
-    op->fn = fn;
-    op->ctx = ctx;
-    op->esize = dtype == XO_F64 ? sizeof(double) : sizeof(float);
-    op->buf[0] = op->buf[1] = op->buf[2] = op->buf[3] = NULL;
-    op->reads = op->writes = op->dense = op->need = 0;
-    op->cpu_only = 0;
-    op->stat_slot = -1;
-    xo__desc_init(&op->desc, kind, dtype);
-}
-
 static inline xo_status xo__check_ctx(const xo__op *op)
 {
     return op->ctx ? XO_OK : xo__fail_null(op->fn, "ctx");

@@ -2,8 +2,7 @@
  * the thread's decision cache, the model's estimates on every device through xo__place
  * (place.c), forcing and the devices' queues; then run.c runs and records it. Also the
  * calling thread's last decision (xo_last_decision). */
-#include "xo_ops.h"
-#include "xo_plan.h"
+#include "xo_dispatch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,12 +360,12 @@ static int apply_forcing(const xo__op *op, int forced, int best, const xo_estima
 
 xo_status xo__dispatch_slow(xo__op *op)
 {
-    /* A capture on this thread records the validated op instead (plan_capture.c). The
+    /* A capture on this thread records the validated op instead (plan_recorder.c). The
      * fast paths never see its context: xo_capture_begin took this thread's decision
      * slot for it out of xo__tl.last, and only this function puts it back. */
     if (__builtin_expect(xo__capturing != NULL, 0)) {
         xo_status st;
-        if (xo__capture_op(op, &st))
+        if (op->ctx->capture_op(op, &st))
             return st;
     }
     xo_context *ctx = op->ctx;

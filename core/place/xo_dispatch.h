@@ -13,6 +13,7 @@
 #include "xo_internal.h"
 #include "xo_op.h"
 #include "xo_record.h"
+#include "xo_run.h"
 
 #define XO_CACHE_WAYS 4
 #define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
@@ -24,7 +25,6 @@
 #define XO_REFRESH_TINY 128  /* ... or 1 in XO_REFRESH_TINY for ops predicted under 10 us */
 #define XO_REFRESH_NANO 1024 /* ... or 1 in XO_REFRESH_NANO under 1 us (a re-evaluation costs
                               * about 0.5-1 us: this keeps it near 1 ns a call) */
-#define XO_UNTIMED_US 2.0    /* ops predicted under this are not timed one by one */
 #define XO_DECISION_SLOTS 4  /* contexts per thread whose last decision is kept */
 
 /* What the fast paths read of a cached decision: one cache line. The rest of the
@@ -73,26 +73,6 @@ typedef struct xo__thread {
     xo__cache_entry cache[XO_CACHE_SLOTS];
 } xo__thread;
 extern _Thread_local xo__thread xo__tl;
-
-/* Which operands must be current where the op runs: every one it reads, and every
- * output it does not overwrite completely (a strided or padded output leaves gaps whose
- * contents must survive). An operand whose span is empty is neither read nor written. */
-static inline __attribute__((always_inline)) unsigned xo__operand_need(int reads, int dense, size_t lo, size_t hi,
-                                                                        const xo_buffer *b)
-{
-    return reads || !dense || lo != 0 || hi != b->bytes;
-}
-static inline unsigned xo__op_needs(const xo__op *op)
-{
-    unsigned need = 0;
-    for (int i = 0; i < op->desc.narg; i++) {
-        const xo_buffer *b = op->buf[i];
-        if (!b || op->lo[i] == op->hi[i])
-            continue;
-        need |= xo__operand_need(op->reads >> i & 1u, op->dense >> i & 1u, op->lo[i], op->hi[i], b) << i;
-    }
-    return need;
-}
 
 /* The decision cache key, six words:
  *   [0] kind, dtype, degenerate flag, axis, sub-op, which operands must be current, and
@@ -160,23 +140,6 @@ static inline __attribute__((always_inline)) xo__cache_entry *xo__cache_find(xo_
     *hit = 0;
     return e;
 }
-
-/* Operand i must be current where the op runs (op->need from xo__op_needs). */
-static inline int xo__needs_current(const xo__op *op, int i) { return (op->need >> i) & 1u; }
-
-/* ---- run.c: make operands current, run, record ------------------------------------ */
-
-/* Run `op` on device d and record it. raw_compute_us > 0 feeds the online correction;
- * known_us >= 0 is the corrected predicted run time (busy time of untimed tiny ops). */
-xo_status xo__run(xo__op *op, int d, double raw_compute_us, int cls, double known_us);
-/* A plan's fused chain of ops[0..chain->nsteps) on device d, as xo__run runs one op: their
- * operands made current there (except those from[] says an earlier op of the chain wrote),
- * steps' operands filled in, one call to d's chain runner, every op recorded. */
-xo_status xo__run_chain(xo_context *ctx, int d, xo__op *const *ops, xo_chain_step *steps, const xo_chain *chain,
-                        int stat_slot);
-/* The op failed on `failed`: complete it elsewhere (the CPU, or for a failed CPU the
- * cheapest other eligible device in dec), every operand's current copy intact. */
-xo_status xo__fall_back(xo__op *op, int failed, const xo_decision *dec, int *out_dev);
 
 /* Everything but the fast path: place by the model, move operands, run, fall back. */
 xo_status xo__dispatch_slow(xo__op *op) __attribute__((noinline));

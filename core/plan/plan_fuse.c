@@ -124,8 +124,10 @@ static int build(xo_plan *p, int head, int len, xo__plan_chain *c)
 {
     c->steps = calloc((size_t)len, sizeof *c->steps);
     c->ops = calloc((size_t)len, sizeof *c->ops);
-    if (!c->steps || !c->ops)
+    if (!c->steps || !c->ops) {
+        p->fuse_short++;
         return 0;
+    }
     c->head = head;
     c->dev = p->steps[head].dev;
     c->nfused_away = 0;
@@ -170,6 +172,7 @@ static int supported(xo_plan *p, xo__plan_chain *c)
             o->host = NULL;
             if (b && xo__buffer_ensure_alloc(b, c->dev) != XO_OK) {
                 xo__clear_error();
+                p->fuse_short++; /* plan_run.c tries again later */
                 return 0;
             }
             o->mem = b ? b->mem[c->dev] : NULL;
@@ -239,8 +242,10 @@ static void absorb(xo_plan *p, int i, int len, int bias, int act, int *cap)
         return;
     if (p->nepis == *cap) {
         xo__op *grown = realloc(p->epis, (size_t)(*cap ? 2 * *cap : 4) * sizeof *grown);
-        if (!grown)
+        if (!grown) {
+            p->fuse_short++;
             return;
+        }
         p->epis = grown;
         *cap = *cap ? 2 * *cap : 4;
     }
@@ -280,6 +285,7 @@ void xo__plan_unfuse(xo_plan *p)
 void xo__plan_fuse(xo_plan *p)
 {
     xo__plan_unfuse(p);
+    p->fuse_short = 0;
     int cap = 0;
     for (int i = 0; i < p->nsteps; i++) {
         int bias, act, len = epilogue_of(p, i, &bias, &act);
@@ -312,6 +318,8 @@ void xo__plan_fuse(xo_plan *p)
             if (grown) {
                 p->chains = grown;
                 cap = cap ? 2 * cap : 8;
+            } else {
+                p->fuse_short++;
             }
         }
         if (len >= 2 && p->nchains < cap) {

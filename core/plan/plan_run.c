@@ -29,9 +29,20 @@ static xo_status fall_back(xo_plan *p, xo__step *s, int failed)
     return xo__fall_back(&s->op, failed, &dec, &ran);
 }
 
+/* The wait before trying again what failed `strikes` times before: 16 runs, then 32, 64,
+ * ... up to 2^20 runs. */
+#define RETRY_RUNS 16u
+static uint64_t retry_wait(int strikes) { return (uint64_t)RETRY_RUNS << (strikes < 16 ? strikes : 16); }
+
 void xo__plan_prepare_run(xo_plan *p)
 {
     xo__plan_fuse(p);
+    if (p->fuse_short) { /* host or device memory ran short: fuse again after a wait */
+        p->fuse_missed += p->fuse_short;
+        p->fuse_retry_at = p->runs + retry_wait(p->fuse_strikes++);
+    } else {
+        p->fuse_strikes = 0;
+    }
     for (int i = 0; i < p->nsteps; i++)
         p->steps[i].direct = xo__plan_direct_ok(p->ctx, &p->steps[i]);
     xo__plan_segments(p);
@@ -77,7 +88,6 @@ static xo_status run_op(xo_plan *p, xo__step *s, int fast)
  * plan, and one that keeps failing costs one failed-over run now and then. Under the run
  * lock; if placing fails (host memory), the old placement stays, which still falls back
  * op by op. */
-#define RETRY_RUNS 16u
 static void place_again(xo_plan *p, uint32_t avoid)
 {
     uint32_t was = p->avoid;
@@ -97,14 +107,12 @@ static void replace_after_run(xo_plan *p)
     xo_context *ctx = p->ctx;
     uint32_t fresh = p->failed & ~p->avoid;
     if (fresh) {
-        int wait = p->strikes < 16 ? p->strikes : 16;
-        p->strikes++;
-        p->retry_at = p->runs + ((uint64_t)RETRY_RUNS << wait);
+        p->retry_at = p->runs + retry_wait(p->strikes++);
         place_again(p, p->avoid | p->failed);
         for (int d = 1; d < ctx->ndev; d++)
             if (fresh >> d & 1u)
                 xo__log(XO_LOG_WARN,
-                        "xo_plan_run: an op failed on device %d (%s); the plan is placed again without it for %llu "
+                        "xo_plan_run: a step failed on device %d (%s); the plan is placed again without it for %llu "
                         "runs",
                         d, ctx->dev[d].info.plugin, (unsigned long long)(p->retry_at - p->runs));
     } else if (p->avoid && !p->failed && p->runs >= p->retry_at) {
@@ -113,6 +121,18 @@ static void replace_after_run(xo_plan *p)
         place_again(p, 0);
     }
     p->failed = 0;
+}
+
+/* A recorded read whose download failed twice (device.c): as an eager read, it leaves
+ * `dst` untouched and the device copy current, and the run goes on, so every buffer gets
+ * what the recorded calls give (the run returns the read's XO_ERR_DEVICE at its end).
+ * The devices holding the buffer are then avoided as a failed op's device is: placed
+ * again without them, the next runs compute what they read on the host. */
+static void read_failed(xo_plan *p, const xo_buffer *b)
+{
+    uint32_t v = xo__valid(b);
+    uint32_t held = (v | v >> XO_PARTIAL) & ((1u << XO_PARTIAL) - 1u) & ~1u;
+    p->failed |= held;
 }
 
 /* XO_PLAN=eager: the recorded op as an eager call (placed, and possibly run, afresh). */
@@ -232,7 +252,8 @@ xo_status xo_plan_run(xo_plan *p)
     int stat_slot = p->nops ? xo__thread_stat_slot(ctx) : -1;
     int eager = ctx->plan_eager;
     int fast = ctx->fast_dispatch && atomic_load_explicit(&xo__log_level, memory_order_relaxed) < XO_LOG_DECISIONS;
-    xo_status st = XO_OK;
+    xo_status st = XO_OK, read_st = XO_OK;
+    char read_why[XO_ERROR_MAX];
     for (int i = 0; i < p->nsteps && st == XO_OK; i++) {
         xo__step *s = &p->steps[i];
         switch (s->kind) {
@@ -270,7 +291,16 @@ xo_status xo_plan_run(xo_plan *p)
             }
             break;
         case XO_STEP_WRITE: st = xo__buffer_write_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
-        case XO_STEP_READ: st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes); break;
+        case XO_STEP_READ:
+            st = xo__buffer_read_now(s->op.buf[0], s->offset, s->host, s->bytes);
+            if (st == XO_ERR_DEVICE && read_st == XO_OK) {
+                read_st = st;
+                snprintf(read_why, sizeof read_why, "xo_plan_run: recorded call %d (a read) failed: %s", i + 1,
+                         xo_last_error());
+                read_failed(p, s->op.buf[0]);
+                st = XO_OK;
+            }
+            break;
         }
         if (st != XO_OK) {
             char why[XO_ERROR_MAX];
@@ -288,7 +318,14 @@ xo_status xo_plan_run(xo_plan *p)
                                    p->steps[i].dev, 1, p->steps[i].pred_us, -1, 0);
     if (p->failed || p->avoid)
         replace_after_run(p);
+    if (p->fuse_short && p->runs >= p->fuse_retry_at) {
+        xo__log(XO_LOG_INFO, "xo_plan_run: fusing the plan again after %llu runs (%d fused groups were short of memory)",
+                (unsigned long long)p->runs, p->fuse_short);
+        xo__plan_prepare_run(p);
+    }
     pthread_mutex_unlock(&p->run_lock);
+    if (st == XO_OK && read_st != XO_OK)
+        return xo__error(read_st, "%s", read_why);
     return st;
 }
 
@@ -307,12 +344,16 @@ void xo_plan_destroy(xo_plan *p)
     pthread_mutex_lock(&p->run_lock); /* waits for a run */
     xo_context *ctx = p->ctx;
     if (ctx->summary) {
-        char line[256];
-        snprintf(line, sizeof line,
-                 "plan: %d ops in %d steps, %d fused ops, %llu runs, predicted %.2f us per run, measured %.2f us "
-                 "per run",
-                 p->nops, xo__plan_nsteps(p), p->nfused, (unsigned long long)p->runs, p->total_us,
-                 p->runs ? xo__ticks_to_us(ctx, p->run_ticks) / (double)p->runs : 0.0);
+        char line[320];
+        int n = snprintf(line, sizeof line,
+                         "plan: %d ops in %d steps, %d fused ops, %llu runs, predicted %.2f us per run, measured %.2f "
+                         "us per run",
+                         p->nops, xo__plan_nsteps(p), p->nfused, (unsigned long long)p->runs, p->total_us,
+                         p->runs ? xo__ticks_to_us(ctx, p->run_ticks) / (double)p->runs : 0.0);
+        if (p->fuse_missed && n > 0 && (size_t)n < sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n,
+                     ", groups left unfused by an allocation failure: %d (%d now, fused again after a wait)",
+                     p->fuse_missed, p->fuse_short);
         xo__summary_plan(ctx, line);
     }
     pthread_mutex_unlock(&p->run_lock);

@@ -98,6 +98,11 @@ struct xo_plan {
     int replaced;          /* times the plan was placed again (after a failure, or to retry) */
     int strikes;           /* runs in which a device not yet left out failed */
     uint64_t retry_at;     /* the run count at which the devices left out are tried again */
+    /* fused groups an allocation failure left unfused (plan_fuse.c), fused again later */
+    int fuse_short;        /* at the latest fusion */
+    int fuse_missed;       /* over the plan's life (the summary) */
+    int fuse_strikes;      /* fusions in a row that came short */
+    uint64_t fuse_retry_at; /* the run count at which fusion is tried again */
     double total_us, cpu_us, greedy_us;
     double place_ms;       /* time plan building took */
     /* runs of CPU steps (plan_cpu.c) */
@@ -111,17 +116,17 @@ struct xo_plan {
     uint64_t run_ticks; /* xo__ticks() the runs took */
 };
 
-/* This thread's open captures (plans being recorded), NULL almost always. */
-extern _Thread_local xo_plan *xo__capturing;
-/* This thread's capture on ctx, or NULL (exec/capture.c). */
+/* This thread's capture on ctx, or NULL (plan_recorder.c). */
 xo_plan *xo__capture_of(const xo_context *ctx);
 
-/* dispatch.c, after validation: 1 if this thread captures op->ctx (the op is recorded,
- * *st says how that went), else 0 (run it). */
+/* The context's capture_op (dispatch.c calls it after validation): 1 if this thread
+ * captures op->ctx (the op is recorded, *st says how that went), else 0 (run it). */
 int xo__capture_op(const xo__op *op, xo_status *st);
-/* buffer.c, after validation: the same for xo_buffer_write (write = 1) / xo_buffer_read. */
+/* The context's capture_io (buffer.c, after validation): the same for xo_buffer_write
+ * (write = 1) / xo_buffer_read. */
 int xo__capture_io(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
-/* xo_buffer_destroy: plans and captures that use b fail from now on, naming it. */
+/* The context's plan_buffer_gone (xo_buffer_destroy, for a buffer some plan uses):
+ * plans and captures that use b fail from now on, naming it. */
 void xo__plan_buffer_gone(xo_buffer *b);
 /* "y of recorded call 3 (xo_saxpy)": how plan buffer i was first used. */
 void xo__plan_buf_name(const xo_plan *p, int i, char *out, size_t cap);

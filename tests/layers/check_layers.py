@@ -9,19 +9,88 @@
    calls a file of a folder above its own (LAYERS, top to bottom).
 3. The core never calls a plugin by name (only the generated registry may name their
    register functions), and no plugin calls the core by name.
+4. `#include` lines follow the layers too: a core file includes only headers of its
+   own folder or of folders below it, and no files include each other around a circle.
+   A call to a `static inline` helper leaves no trace in `nm`; the include it needs does.
 
 Usage: check_layers.py SOURCE_DIR BUILD_DIR CC
+       check_layers.py --includes SOURCE_DIR   (check 4 alone, on any tree: no build)
 Exit 0: clean; 1: a violation (listed on stderr)."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
+LAYERS = ["context", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
+
+
+def sccs(nodes, edges):
+    index, low, on, stack, result, counter = {}, {}, set(), [], [], [0]
+    sys.setrecursionlimit(10000)
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            result.append(group)
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return result
+
+
+def check_includes(src):
+    """Check 4 over the core's sources: the list of violations."""
+    found, layer_of = [], {}
+    for i, l in enumerate(LAYERS):
+        for f in os.listdir(os.path.join(src, "core", l)):
+            if f.endswith((".c", ".h")):
+                layer_of[l + "/" + f] = i
+    header_at = {os.path.basename(k): k for k in layer_of if k.endswith(".h")}
+    edges = {}
+    for f, i in sorted(layer_of.items()):
+        with open(os.path.join(src, "core", f)) as text:
+            for line in text:
+                m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
+                if not m or os.path.basename(m.group(1)) not in header_at:
+                    continue
+                h = header_at[os.path.basename(m.group(1))]
+                edges.setdefault(f, set()).add(h)
+                if layer_of[h] < i:
+                    found.append("core/%s includes core/%s, a folder above its own" % (f, h))
+    for group in sccs(sorted(layer_of), edges):
+        if len(group) > 1:
+            found.append("an include circle: " + ", ".join("core/" + g for g in sorted(group)))
+    return found
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--includes":
+    bad = check_includes(os.path.abspath(sys.argv[2]))
+    for f in bad:
+        print("FAIL: " + f, file=sys.stderr)
+    print("includes: %s" % ("follow the layers" if not bad else "%d violations" % len(bad)))
+    sys.exit(1 if bad else 0)
+
 src, build, cc = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
-failures = []
+failures = check_includes(src)
+print("includes: %s" % ("follow the layers" if not failures else "%d violations" % len(failures)))
 
 # ---- 1. headers on their own ---------------------------------------------------------
-LAYERS = ["context", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
 includes = (["core/include"] + ["core/" + l for l in LAYERS] +
             ["blas", "plugins/cpu", "plugins/opencl", "plugins/cuda", "tests"])
 gen = [os.path.join(root) for root, _, files in os.walk(build) if "xo_cl_embedded.h" in files]
@@ -71,34 +140,6 @@ def symbols(archive):
         d, u = objs.setdefault(obj, (set(), set()))
         (u if kind == "U" else d if kind in "TDBRCVW" else set()).add(name)
     return objs
-
-def sccs(nodes, edges):
-    index, low, on, stack, result, counter = {}, {}, set(), [], [], [0]
-    sys.setrecursionlimit(10000)
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            result.append(group)
-    for v in nodes:
-        if v not in index:
-            visit(v)
-    return result
 
 all_defs = {}
 per_archive = {}

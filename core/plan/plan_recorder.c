@@ -1,8 +1,10 @@
-/* Recording into a capture (the exec layer's part of plans; plan/plan_capture.c begins
- * and ends a capture): between xo_capture_begin and xo_capture_end the ops this thread
- * issues on a context are validated as usual (their entry points) and then, at the one
- * point every op passes after validation (xo__dispatch_slow), recorded instead of run.
- * xo_buffer_write / xo_buffer_read on the context's buffers are recorded the same way.
+/* Recording into a capture (plan_capture.c begins and ends a capture): between
+ * xo_capture_begin and xo_capture_end the ops this thread issues on a context are
+ * validated as usual (their entry points) and then, at the one point every op passes
+ * after validation (xo__dispatch_slow), recorded instead of run. xo_buffer_write /
+ * xo_buffer_read on the context's buffers are recorded the same way. Those layers lie
+ * below plans: they reach this file through the context (ctx->capture_op, capture_io,
+ * plan_buffer_gone, set by context.c), as the background thread reaches context.c.
  *
  * Which plans use which buffer: each buffer a plan (or a capture) uses carries a link
  * to it, so that xo_buffer_destroy can mark the plan (its runs then fail naming the
@@ -14,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-_Thread_local xo_plan *xo__capturing;
 
 typedef struct xo__plan_link {
     xo_plan *plan;
