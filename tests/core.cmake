@@ -148,3 +148,8 @@ xo_add_test(test_plan_fuse SOURCES test_plan_fuse.c test_plan_cases.c LIBS xo_mo
             ENV XO_CALIBRATE=off)
 # Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
 xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# The application's OpenBLAS thread count, kept beside crossover's contexts.
+xo_add_test(test_app_threads SOURCES test_app_threads.c LIBS xo_testutil crossover::openblas m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu)
+xo_add_test(test_app_threads_env EXE test_app_threads ARGS env
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_NUM_THREADS=1)

@@ -199,7 +199,8 @@ struct xo_plugin_host {
     int (*fault)(const xo_plugin_host *self, const char *site);
     /* Directory for on-disk caches (XO_CACHE_DIR resolved); "" when none is usable. */
     const char *cache_dir;
-    /* CPU threads the user asked for (XO_THREADS, or all cores). */
+    /* CPU threads XO_THREADS asks for; 0 when it is not set (the CPU plugin then keeps
+     * the application's OpenBLAS thread count). */
     int threads;
     /* The core's own: pass `self` back, don't touch. */
     void *core;
