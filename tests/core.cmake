@@ -153,3 +153,9 @@ xo_add_test(test_app_threads SOURCES test_app_threads.c LIBS xo_testutil crossov
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu)
 xo_add_test(test_app_threads_env EXE test_app_threads ARGS env
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_NUM_THREADS=1)
+# The xo tool's help, usage messages and device errors as a user reads them.
+xo_add_test(test_tool_cli SOURCES test_tool_cli.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+target_compile_definitions(test_tool_cli PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
+if(TARGET crossover_cuda)
+  target_compile_definitions(test_tool_cli PRIVATE XOT_HAVE_CUDA_PLUGIN=1)
+endif()

@@ -221,7 +221,9 @@ typedef struct xo_plugin {
     const char *name;     /* "cpu", "opencl", "cuda" */
 
     /* Discover devices. A plugin that finds no runtime or hardware returns XO_OK with
-     * *out_ndevices = 0 (and may leave *out_state NULL). */
+     * *out_ndevices = 0 (and may leave *out_state NULL), and may say why through
+     * host->set_error (its status is ignored): the core quotes it when an application
+     * asks for this plugin's devices ("cuda: no driver: cannot load libcuda.so.1"). */
     xo_status (*init)(const xo_plugin_host *host, void **out_state, int *out_ndevices);
     void (*shutdown)(void *state); /* waits for queued work, frees everything */
 
