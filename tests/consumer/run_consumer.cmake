@@ -44,7 +44,7 @@ else()
     endif()
   endfunction()
 
-  # Static use, as README and CONTRACT.md give it: the archive is linked in, so the
+  # Static use, as README gives it: the archive is linked in, so the
   # program runs without LD_LIBRARY_PATH and names no libcrossover.so.
   pc_build(${WORK}/consumer ${SRC}/consumer.c PACKAGES --static --cflags --libs crossover cmocka)
   run(${WORK}/consumer)
@@ -61,6 +61,24 @@ else()
     string(STRIP "${LAST_OUT}" v)
     if(NOT v STREQUAL CMAKE_MATCH_1)
       message(FATAL_ERROR "${pc}.pc says version ${v}, crossover.h says ${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+
+  # Every .pc names a normalised libdir (a path with .. or // would end up in programs'
+  # RUNPATH as it is) and refers to nothing outside the package.
+  foreach(pc crossover crossover-shared crossover-blas)
+    run(${PKG_CONFIG} --variable=libdir ${pc})
+    string(STRIP "${LAST_OUT}" dir)
+    cmake_path(SET normal NORMALIZE "${dir}")
+    if(NOT dir STREQUAL normal OR dir MATCHES "//|/\\.\\.?(/|$)")
+      message(FATAL_ERROR "${pc}.pc: libdir ${dir} is not normalised (${normal})")
+    endif()
+  endforeach()
+  file(GLOB pcfiles ${PREFIX}/lib*/pkgconfig/crossover*.pc)
+  foreach(f ${pcfiles})
+    file(READ ${f} text)
+    if(text MATCHES "CONTRACT\\.md")
+      message(FATAL_ERROR "${f} refers to CONTRACT.md, which is not in the package")
     endif()
   endforeach()
 
