@@ -159,3 +159,8 @@ target_compile_definitions(test_tool_cli PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>
 if(TARGET crossover_cuda)
   target_compile_definitions(test_tool_cli PRIVATE XOT_HAVE_CUDA_PLUGIN=1)
 endif()
+# xo bench's report.md, written from made-up data and read back.
+xo_add_test(test_bench_report SOURCES test_bench_report.c ../bench/bench_report.c ../bench/bench_findings.c
+            ../bench/bench_sweep.c ../bench/bench_eval1.c ../bench/cmd_info.c ../bench/tool_text.c
+            LIBS xo_testutil crossover_internal crossover::openblas m ENV XO_CALIBRATE=off)
+target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)
