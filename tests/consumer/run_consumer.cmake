@@ -19,6 +19,9 @@ if(MODE STREQUAL "cmake")
   run(${WORK}/consumer)
   run(${WORK}/consumer_shared)
   run(${WORK}/blas_consumer)
+  foreach(style static shared blas)
+    run(env -i ${WORK}/classifier_${style} --epochs 1) # nothing set in the environment
+  endforeach()
 else()
   find_program(PKG_CONFIG pkg-config REQUIRED)
   file(GLOB pcdirs ${PREFIX}/lib*/pkgconfig ${PREFIX}/lib/*/pkgconfig)
@@ -96,5 +99,16 @@ else()
   pc_build(${WORK}/blas_consumer ${SRC}/blas_consumer.c LINK -Wl,-rpath,${libdir}
            PACKAGES --cflags --libs crossover-blas)
   run(${WORK}/blas_consumer)
+
+  # The newcomer's classifier, the three ways, each run with nothing set.
+  set(classifier ${SRC}/../../examples/classifier/classifier.c)
+  pc_build(${WORK}/classifier_static ${classifier} LINK -lm PACKAGES --static --cflags --libs crossover)
+  pc_build(${WORK}/classifier_shared ${classifier} LINK -Wl,-rpath,${libdir} ${BLAS_LIB} -lm
+           PACKAGES --cflags --libs crossover-shared)
+  pc_build(${WORK}/classifier_blas ${classifier} LINK -Wl,-rpath,${libdir} -lm
+           PACKAGES --cflags --libs crossover-shared crossover-blas)
+  foreach(style static shared blas)
+    run(env -i ${WORK}/classifier_${style} --epochs 1)
+  endforeach()
 endif()
 message(STATUS "consumer (${MODE}) built and passed")
