@@ -164,3 +164,5 @@ xo_add_test(test_bench_report SOURCES test_bench_report.c ../bench/bench_report.
             ../bench/bench_sweep.c ../bench/bench_eval1.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_testutil crossover_internal crossover::openblas m ENV XO_CALIBRATE=off)
 target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+# What the docs promise a newcomer, read from the pages.
+add_test(NAME docs_check COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/docs_check.cmake)
