@@ -106,7 +106,7 @@ xo_add_test(test_plan_trap SOURCES test_plan_trap.c LIBS xo_mock xo_testutil cro
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_plan_trap PROPERTIES RUN_SERIAL TRUE)
 # xo info's transfer figures on host-unified devices ("shared memory" or what was measured).
-xo_add_test(test_tool_info SOURCES test_tool_info.c ../bench/cmd_info.c ../bench/tool_text.c
+xo_add_test(test_tool_info SOURCES test_tool_info.c tool_stubs.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_mock xo_testutil crossover_internal m ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock)
 target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 # Residency per span against a plain reference, with and without faults.
@@ -160,7 +160,7 @@ if(TARGET crossover_cuda)
   target_compile_definitions(test_tool_cli PRIVATE XOT_HAVE_CUDA_PLUGIN=1)
 endif()
 # xo bench's report.md, written from made-up data and read back.
-xo_add_test(test_bench_report SOURCES test_bench_report.c ../bench/bench_report.c ../bench/bench_findings.c
+xo_add_test(test_bench_report SOURCES test_bench_report.c tool_stubs.c ../bench/bench_report.c ../bench/bench_findings.c
             ../bench/bench_sweep.c ../bench/bench_eval1.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_testutil crossover_internal crossover::openblas m ENV XO_CALIBRATE=off)
 target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)

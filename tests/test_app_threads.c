@@ -34,26 +34,6 @@ static xo_context *create(const char *xo_threads)
     return ctx;
 }
 
-/* An sgemm on the CPU under the count in force, against the reference. */
-static void sgemm_runs(xo_context *ctx)
-{
-    enum { N = 64 };
-    static float a[N * N], b[N * N], c[N * N], want[N * N];
-    xot_fill_f(a, N * N, 5, -1, 1);
-    xot_fill_f(b, N * N, 6, -1, 1);
-    memset(want, 0, sizeof want);
-    xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, N, N, N, 1, a, N, b, N, 0, want, N);
-    xot_assert_ok(xo_set_device(ctx, "cpu"));
-    xo_buffer *ba = xot_buffer(ctx, a, sizeof a), *bb = xot_buffer(ctx, b, sizeof b);
-    xo_buffer *bc = xot_buffer(ctx, NULL, sizeof c);
-    xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, N, N, N, 1, ba, 0, N, bb, 0, N, 0, bc, 0, N));
-    xot_assert_ok(xo_buffer_read(bc, 0, c, sizeof c));
-    xot_assert_close_f(c, want, N * N, "sgemm beside the application's thread count");
-    xo_buffer_destroy(ba);
-    xo_buffer_destroy(bb);
-    xo_buffer_destroy(bc);
-}
-
 /* No XO_THREADS: the application's count holds while the context lives and after. */
 static void test_keeps_application_count(void **state)
 {
@@ -61,7 +41,7 @@ static void test_keeps_application_count(void **state)
     app_sets_one();
     xo_context *ctx = create(NULL);
     assert_int_equal(openblas_get_num_threads(), 1);
-    sgemm_runs(ctx);
+    xot_check_cpu_sgemm(ctx, 64, "sgemm beside the application's thread count");
     assert_int_equal(openblas_get_num_threads(), 1);
     xo_context_destroy(ctx);
     assert_int_equal(openblas_get_num_threads(), 1);
@@ -77,7 +57,7 @@ static void test_xo_threads_then_restored(void **state)
     assert_int_equal(openblas_get_num_threads(), 3);
     xo_context *second = create(NULL);
     assert_int_equal(openblas_get_num_threads(), 3);
-    sgemm_runs(second);
+    xot_check_cpu_sgemm(second, 64, "sgemm beside the application's thread count");
     xo_context_destroy(first);
     assert_int_equal(openblas_get_num_threads(), 3);
     xo_context_destroy(second);

@@ -11,19 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The tool's helpers from xo_main.c (not linked: it has main). */
-int xo__tool_usage_error(const char *fmt, ...)
-{
-    (void)fmt;
-    return XO_TOOL_USAGE;
-}
-int xo__tool_fail(xo_status s, const char *fmt, ...)
-{
-    (void)s;
-    (void)fmt;
-    return XO_TOOL_FAIL;
-}
-double xo__tool_now_us(void) { return 0.0; }
+/* The tool's helpers from xo_main.c (not linked: it has main): tool_stubs.c. */
 
 static xo__bench_workload *workload(xo__bench *b, const char *name, double cpu, double autor, double ratio,
                                     double q1, double q3)

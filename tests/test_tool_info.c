@@ -15,18 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cmd_info.c's subcommand reports through xo_main.c's helpers, not linked here. */
-int xo__tool_usage_error(const char *fmt, ...)
-{
-    (void)fmt;
-    return XO_TOOL_USAGE;
-}
-int xo__tool_fail(xo_status s, const char *fmt, ...)
-{
-    (void)s;
-    (void)fmt;
-    return XO_TOOL_FAIL;
-}
+/* cmd_info.c's subcommand reports through xo_main.c's helpers: tool_stubs.c. */
 
 /* xo info's lines for the mock with h2d/d2h set to `gbps`, the mock a device on the host's
  * cores (host_cores = 1) or not. */
