@@ -105,7 +105,7 @@ static int threads_open(int asked)
     }
     int threads = asked > 0 ? asked : now;
     threads = threads < 1 ? 1 : threads > XO_CPU_MAX_THREADS ? XO_CPU_MAX_THREADS : threads;
-    if (threads != now) {
+    if (asked > 0 && threads != now) { /* the application's count is never touched unasked */
         openblas_set_num_threads(threads);
         our_threads = threads;
     }
