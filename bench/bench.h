@@ -54,6 +54,7 @@ typedef struct xo__bench_workload {
     uint64_t auto_ops[XO_MAX_DEVICES];  /* ops auto placement ran on each device (timed part) */
     int best;                           /* forced config with the highest rate; -1: none */
     double auto_over_best;              /* median over rounds of rate(auto) / rate(best); 0: unknown */
+    double auto_over_best_q1, auto_over_best_q3; /* quartiles of those per-round ratios (the spread) */
     double cblas_rate;                  /* the same program in plain CBLAS; 0: none */
     double auto_over_cblas;             /* median over rounds of rate(auto) / rate(CBLAS); 0: none */
     /* The same iteration captured once as a plan (under auto) and replayed, timed in the
@@ -169,6 +170,16 @@ int xo__bench_write_markdown(xo__bench *b, const char *path);
 int xo__bench_write_workloads_csv(xo__bench *b, const char *path);
 /* "1048576" -> "1M", "2048" -> "2048"; for tables. */
 void xo__bench_format_size(double size, char *out, size_t cap);
+/* A rate or time as the report writes every figure: 4 significant digits, never an
+ * exponent ("12050", "583.6", "5.051", "0.0123"). Returns out. */
+const char *xo__bench_format_num(double v, char *out, size_t cap);
+/* The rate ratio of a workload row (auto / best forced, each its own median over rounds)
+ * lies outside the quartiles of the paired per-round ratio: the medians come from rounds
+ * of different speed (a busy machine), so the row's rates and its ratio disagree. */
+int xo__bench_row_disagrees(const xo__bench *b, const xo__bench_workload *w);
+
+/* bench_findings.c: the report's opening lines, each computed from the data. */
+void xo__bench_write_findings(FILE *f, const xo__bench *b);
 
 /* bench_svg.c */
 int xo__bench_write_plot(xo__bench *b, xo__bench_op op, const char *path);

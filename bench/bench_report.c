@@ -458,10 +458,19 @@ int xo__bench_write_workloads_csv(xo__bench *b, const char *path)
 
 /* ---- report.md --------------------------------------------------------------------------- */
 
+/* An error magnitude: "0" when exact, else "2.9e-07" (the one place with an exponent:
+ * errors span many orders below 1). */
+static const char *error_text(double v, char *out, size_t cap)
+{
+    snprintf(out, cap, v == 0 ? "0" : "%.1e", v);
+    return out;
+}
+
 static void md_time(FILE *f, const xo__bench_result *r)
 {
+    char t[32];
     if (r->status == XO_BENCH_OK)
-        fprintf(f, " %.4g |", r->median_us);
+        fprintf(f, " %s |", xo__bench_format_num(r->median_us, t, sizeof t));
     else
         fprintf(f, " %s |", r->status == XO_BENCH_UNSUPPORTED ? "n/a" : "error");
 }
@@ -505,6 +514,7 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
                "already on the device, `host`: inputs written from host memory and the output read back on every "
                "call. Files: results.csv (every measurement), summary.json, plot_*.svg.\n\n",
             XO_VERSION_STRING, b->quick ? " --quick" : "", (xo__tool_now_us() - b->started_us) * 1e-6);
+    xo__bench_write_findings(f, b);
 
     fputs("## Devices\n\n| # | spec | name | vendor | kind | launch us | transfer us | h2d GB/s | d2h GB/s | mem GB/s "
           "| sgemm GFLOP/s | fp64 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
@@ -548,7 +558,7 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
 
     fputs("\n## Workloads\n\nRates (higher is better) per forced device and under auto placement, each the median "
           "over short rounds in which the placements take turns; ratio = auto / best forced device (the median over "
-          "the rounds of the ratio within a round); auto/CBLAS = auto over the same program written with plain CBLAS, "
+          "the rounds of the ratio within a round, with the quartiles of those ratios in brackets: how far the rounds spread; `†`: the rate columns' own medians, taken over rounds of different speed, give a ratio outside that spread, so read the row by its ratio); auto/CBLAS = auto over the same program written with plain CBLAS, "
           "timed in the same rounds; plan = one iteration captured once as a plan (under auto) and replayed, timed in "
           "the same rounds, plan/eager = plan over auto (eager ops), plan/CBLAS = plan over plain CBLAS (each the "
           "median over the rounds of the ratio within a round). A plan is timed only after its results matched the "
@@ -563,19 +573,21 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
         int best;
         double ratio = workload_ratio(b, w, &best);
         fprintf(f, "| %s | %s |", w->name, w->unit);
+        char num[32];
         for (int c = 0; c < b->nconfigs; c++)
             if (w->rate[c] > 0)
-                fprintf(f, " %.4g |", w->rate[c]);
+                fprintf(f, " %s |", xo__bench_format_num(w->rate[c], num, sizeof num));
             else
                 fputs(" failed |", f);
         char share[160];
         auto_share(b, w, share, sizeof share);
         if (ratio > 0)
-            fprintf(f, " %.2f |", ratio);
+            fprintf(f, " %.2f [%.2f, %.2f]%s |", ratio, w->auto_over_best_q1, w->auto_over_best_q3,
+                    xo__bench_row_disagrees(b, w) ? " †" : "");
         else
             fputs(" - |", f);
         if (w->cblas_rate > 0)
-            fprintf(f, " %.4g | %.2f |", w->cblas_rate, w->auto_over_cblas);
+            fprintf(f, " %s | %.2f |", xo__bench_format_num(w->cblas_rate, num, sizeof num), w->auto_over_cblas);
         else
             fputs(" - | - |", f);
         if (w->plan_check == XO_BENCH_PLAN_MISMATCH)
@@ -583,7 +595,7 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
         else if (w->plan_check == XO_BENCH_PLAN_ERROR)
             fputs(" failed | - | - |", f);
         else if (w->plan_rate > 0) {
-            fprintf(f, " %.4g | %.2f |", w->plan_rate, w->plan_over_eager);
+            fprintf(f, " %s | %.2f |", xo__bench_format_num(w->plan_rate, num, sizeof num), w->plan_over_eager);
             w->plan_over_cblas > 0 ? fprintf(f, " %.2f |", w->plan_over_cblas) : fputs(" - |", f);
         } else
             fputs(" - | - | - |", f);
@@ -598,9 +610,11 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
         for (int i = 0; i < b->nworkloads; i++) {
             const xo__bench_workload *w = &b->workloads[i];
             if (w->plan_check == XO_BENCH_PLAN_NONE) continue;
+            char num[32];
             fprintf(f, "- %s: check %s", w->name, plan_check_name(w->plan_check));
             if (w->plan_check_steps)
-                fprintf(f, " (%d iterations, largest relative difference %.2g)", w->plan_check_steps, w->plan_check_rel);
+                fprintf(f, " (%d iterations, largest relative difference %s)", w->plan_check_steps,
+                        error_text(w->plan_check_rel, num, sizeof num));
             fprintf(f, "%s%s%s\n", w->plan_summary[0] ? "; `" : "", w->plan_summary, w->plan_summary[0] ? "`" : "");
         }
     }
@@ -623,7 +637,8 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
             } else {
                 fputs(" failed | - | - |", f);
             }
-            fprintf(f, " %.2g |\n", ev->max_rel[k]);
+            char err[32];
+            fprintf(f, " %s |\n", error_text(ev->max_rel[k], err, sizeof err));
         }
         if (ev->median_ns[XO_EVAL1_PLAN] > 0 && ev->median_ns[XO_EVAL1_EAGER] > 0)
             fprintf(f, "\nplan/eager %.2f (eager time over plan time); `%s`\n",

@@ -458,6 +458,9 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         for (int r = 0; r < rounds; r++)
             if (cf[au].rate[r] > 0 && cf[w->best].rate[r] > 0) q[n++] = cf[au].rate[r] / cf[w->best].rate[r];
         w->auto_over_best = n ? median_of(q, n, 1) : w->rate[au] / w->rate[w->best];
+        /* q is sorted now: its quartiles show how far the rounds spread */
+        w->auto_over_best_q1 = n ? q[n / 4] : w->auto_over_best;
+        w->auto_over_best_q3 = n ? q[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] : w->auto_over_best;
     }
     double v[XO_BENCH_MAX_ROUNDS], p[XO_BENCH_MAX_ROUNDS];
     int nv = 0, np = 0;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef XO_BLAS_DEFAULT_LIB
 #define XO_BLAS_DEFAULT_LIB "libopenblas.so.0"
@@ -143,18 +144,13 @@ static int resolve_all(void *h)
 
 /* What the CPU plugin asks of a CPU BLAS that is not OpenBLAS. */
 static void any_threads(int n) { (void)n; }
+static int all_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 static char *no_config(void) { return (char *)"CPU BLAS"; }
 static char *no_core(void) { return (char *)"unknown"; }
-
-/* The program shares this OpenBLAS (numpy loads the same libopenblas.so.0): its thread
- * count (OPENBLAS_NUM_THREADS, or what the program set) stays as it is unless XO_THREADS
- * asks for another. */
-static void (*g_set_threads)(int);
-static void set_threads_if_asked(int n)
-{
-    if (getenv("XO_THREADS"))
-        g_set_threads(n);
-}
 
 /* The CPU BLAS: XO_BLAS_LIB, and for what it lacks (or when it cannot be loaded) the
  * default, with a warning: a missing routine never returns silently. Each is loaded
@@ -201,10 +197,12 @@ __attribute__((constructor)) static void load_cpu_blas(void)
     void *row_major = h ? dlsym(h, "RowMajorStrg") : NULL;
     if (row_major && !inside(g_self, row_major))
         xo__blas_cpu_row_major = row_major;
-    g_set_threads = xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads
-                        ? any_threads
-                        : (void (*)(int))xo__fwd_openblas_set_num_threads;
-    xo__fwd_openblas_set_num_threads = (void (*)(void))set_threads_if_asked;
+    /* The program may share this OpenBLAS (numpy loads the same libopenblas.so.0): the CPU
+     * plugin keeps its thread count unless XO_THREADS asks for another. */
+    if (xo__fwd_openblas_set_num_threads == missing_openblas_set_num_threads)
+        xo__fwd_openblas_set_num_threads = (void (*)(void))any_threads;
+    if (xo__fwd_openblas_get_num_threads == missing_openblas_get_num_threads)
+        xo__fwd_openblas_get_num_threads = (void (*)(void))all_threads;
     if (xo__fwd_openblas_get_config == missing_openblas_get_config)
         xo__fwd_openblas_get_config = (void (*)(void))no_config;
     if (xo__fwd_openblas_get_corename == missing_openblas_get_corename) /* a CPU BLAS other than OpenBLAS */

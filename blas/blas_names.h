@@ -67,6 +67,8 @@
     X(cblas_ztpsv, FWD) X(cblas_ztrmm, FWD) X(cblas_ztrmv, FWD) X(cblas_ztrsm, FWD) X(cblas_ztrsv, FWD)
 
 /* Not BLAS, not exported: entries the CPU plugin needs from the same private library. */
-#define XO_BLAS_POINTERS(X) X(openblas_set_num_threads, PTR) X(openblas_get_config, PTR) X(openblas_get_corename, PTR)
+#define XO_BLAS_POINTERS(X)                                                                  \
+    X(openblas_set_num_threads, PTR) X(openblas_get_num_threads, PTR) X(openblas_get_config, PTR) \
+        X(openblas_get_corename, PTR)
 
 #endif /* XO_BLAS_NAMES_H */

@@ -64,12 +64,14 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossoverConfig.cmake
               cmake/FindXoOpenBLAS.cmake cmake/FindXoCLBlast.cmake cmake/XoSystemDirs.cmake
         DESTINATION ${XO_CMAKE_DIR})
 
-# Relocatable: the prefix is found from the .pc file's own location, so an install with
-# `cmake --install --prefix DIR` works wherever DIR is.
-file(RELATIVE_PATH XO_PC_PREFIX_REL "/xo/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/xo")
-configure_file(cmake/crossover.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc @ONLY)
-configure_file(cmake/crossover-shared.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover-shared.pc @ONLY)
-configure_file(cmake/crossover-blas.pc.in ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/crossover.pc ${CMAKE_CURRENT_BINARY_DIR}/crossover-shared.pc
-              ${CMAKE_CURRENT_BINARY_DIR}/crossover-blas.pc
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The .pc files name the prefix the package is installed to, normalised: it is filled in
+# at install time (XoInstallPc.cmake), so `cmake --install --prefix DIR` works wherever
+# DIR is, and libdir reads /DIR/lib, never lib/pkgconfig/../..//lib (which programs would
+# carry in their RUNPATH).
+set(XO_PC_PREFIX "@XO_PC_PREFIX@") # kept for the install step
+foreach(pc crossover crossover-shared crossover-blas)
+  configure_file(cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.install @ONLY)
+endforeach()
+install(CODE "set(XO_PC_BUILD_DIR \"${CMAKE_CURRENT_BINARY_DIR}\")
+set(XO_PC_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+include(\"${PROJECT_SOURCE_DIR}/cmake/XoInstallPc.cmake\")")

@@ -113,7 +113,7 @@ xo_add_test(test_plan_trap SOURCES test_plan_trap.c LIBS xo_mock xo_testutil cro
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
 set_tests_properties(test_plan_trap PROPERTIES RUN_SERIAL TRUE)
 # xo info's transfer figures on host-unified devices ("shared memory" or what was measured).
-xo_add_test(test_tool_info SOURCES test_tool_info.c ../bench/cmd_info.c ../bench/tool_text.c
+xo_add_test(test_tool_info SOURCES test_tool_info.c tool_stubs.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_mock xo_testutil crossover_internal m ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock)
 target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 # Residency per span against a plain reference, with and without faults.
@@ -156,3 +156,21 @@ xo_add_test(test_plan_fuse SOURCES test_plan_fuse.c test_plan_cases.c LIBS xo_mo
             ENV XO_CALIBRATE=off)
 # Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
 xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# The application's OpenBLAS thread count, kept beside crossover's contexts.
+xo_add_test(test_app_threads SOURCES test_app_threads.c LIBS xo_testutil crossover::openblas m
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu)
+xo_add_test(test_app_threads_env EXE test_app_threads ARGS env
+            ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_NUM_THREADS=1)
+# The xo tool's help, usage messages and device errors as a user reads them.
+xo_add_test(test_tool_cli SOURCES test_tool_cli.c LIBS xo_testutil crossover_internal m ENV XO_CALIBRATE=off)
+target_compile_definitions(test_tool_cli PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
+if(TARGET crossover_cuda)
+  target_compile_definitions(test_tool_cli PRIVATE XOT_HAVE_CUDA_PLUGIN=1)
+endif()
+# xo bench's report.md, written from made-up data and read back.
+xo_add_test(test_bench_report SOURCES test_bench_report.c tool_stubs.c ../bench/bench_report.c ../bench/bench_findings.c
+            ../bench/bench_sweep.c ../bench/bench_eval1.c ../bench/cmd_info.c ../bench/tool_text.c
+            LIBS xo_testutil crossover_internal crossover::openblas m ENV XO_CALIBRATE=off)
+target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+# What the docs promise a newcomer, read from the pages.
+add_test(NAME docs_check COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/docs_check.cmake)

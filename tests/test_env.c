@@ -298,23 +298,7 @@ static void test_xo_threads(void **state)
     for (int i = 0; i < 2; i++) {
         xo_context *ctx;
         xot_assert_ok(create_with("XO_THREADS", ok[i], &ctx));
-        /* a gemm big enough to use the CPU's threads */
-        enum { N = 96 };
-        static float a[N * N], b[N * N], c[N * N], want[N * N];
-        xot_fill_f(a, N * N, 3, -1, 1);
-        xot_fill_f(b, N * N, 4, -1, 1);
-        memset(want, 0, sizeof want);
-        xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, N, N, N, 1, a, N, b, N, 0, want, N);
-        xot_assert_ok(xo_set_device(ctx, "cpu"));
-        xo_buffer *ba = xot_buffer(ctx, a, sizeof a), *bb = xot_buffer(ctx, b, sizeof b);
-        xo_buffer *bc = xot_buffer(ctx, NULL, sizeof c);
-        xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, N, N, N, 1, ba, 0, N,
-                               bb, 0, N, 0, bc, 0, N));
-        xot_assert_ok(xo_buffer_read(bc, 0, c, sizeof c));
-        xot_assert_close_f(c, want, N * N, "sgemm under XO_THREADS");
-        xo_buffer_destroy(ba);
-        xo_buffer_destroy(bb);
-        xo_buffer_destroy(bc);
+        xot_check_cpu_sgemm(ctx, 96, "sgemm under XO_THREADS");
         xo_context_destroy(ctx);
     }
     static const char *bad[] = {"0", "-1", "abc", "", "2x", "99999999999999999999"};

@@ -173,6 +173,47 @@ static void plan_gpu_priced_ping_pong(void **state)
 /* Plan building stays well under 50 ms for 1000 recorded ops (three devices): the best of 3
  * captures (under a loaded ctest -j2 one build took 81 ms of wall time, 6-11 ms quiet). */
 
+/* A plan forced onto a device predicted 25x or more slower than all on the CPU: one
+ * warning at XO_LOG=warn, at capture; none when the same plan is placed freely. */
+static char *capture_small_plan(xo_context *ctx, const char *device)
+{
+    xot_assert_ok(xo_set_device(ctx, device));
+    xo_buffer *x = xot_buffer(ctx, NULL, 64 * sizeof(float));
+    xot_capture err;
+    assert_int_equal(xot_capture_begin(&err, 2), 0);
+    xot_assert_ok(xo_capture_begin(ctx));
+    for (int i = 0; i < 4; i++)
+        xot_assert_ok(xo_sscal(ctx, 64, 1.5f, x, 0, 1));
+    xo_plan *plan;
+    xo_status st = xo_capture_end(ctx, &plan);
+    char *text = xot_capture_end(&err);
+    xot_assert_ok(st);
+    xo_plan_destroy(plan);
+    xo_buffer_destroy(x);
+    return text;
+}
+
+static void plan_forced_far_slower_warns(void **state)
+{
+    (void)state;
+    static const xo_mock_config slow = {
+        .launch_us = 5000, .gflops = 1, .gbps = 1, .transfer_latency_us = 500, .transfer_gbps = 1};
+    int mock;
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    setenv("XO_LOG", "warn", 1);
+    xo_context *ctx = xot_plan_context(&slow, &mock);
+    unsetenv("XO_PLUGINS");
+    unsetenv("XO_LOG");
+    char *text = capture_small_plan(ctx, "mock");
+    if (!xot_contains(text, "plan of 4 ops forced onto device") || !xot_contains(text, "x the "))
+        fail_msg("no warning for a plan forced onto a far slower device:\n%s", text);
+    free(text);
+    text = capture_small_plan(ctx, "auto");
+    assert_false(xot_contains(text, "forced onto"));
+    free(text);
+    xot_plan_done(ctx);
+}
+
 static void plan_build_time(void **state)
 {
     (void)state;
@@ -208,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_gpu_priced_chain),
         cmocka_unit_test(plan_gpu_priced_ping_pong),
+        cmocka_unit_test(plan_forced_far_slower_warns),
         cmocka_unit_test(plan_build_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

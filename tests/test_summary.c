@@ -52,6 +52,8 @@ static void test_summary_counts_every_call(void **state)
     unsetenv("XO_LOG");
     assert_string_equal(o, "");
     assert_true(xot_contains(e, "crossover summary"));
+    /* which calls each time covers */
+    assert_true(xot_contains(e, "predicted_us: total over all `calls`; measured_us: total over the `timed` calls"));
     assert_int_equal(calls_of(e, "saxpy", 0), SAXPY);
     assert_int_equal(calls_of(e, "sgemv", 0), GEMV);
     assert_true(xot_contains(e, "corrections in force"));

@@ -15,18 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cmd_info.c's subcommand reports through xo_main.c's helpers, not linked here. */
-int xo__tool_usage_error(const char *fmt, ...)
-{
-    (void)fmt;
-    return XO_TOOL_USAGE;
-}
-int xo__tool_fail(xo_status s, const char *fmt, ...)
-{
-    (void)s;
-    (void)fmt;
-    return XO_TOOL_FAIL;
-}
+/* cmd_info.c's subcommand reports through xo_main.c's helpers: tool_stubs.c. */
 
 /* xo info's lines for the mock with h2d/d2h set to `gbps`, the mock a device on the host's
  * cores (host_cores = 1) or not. */
@@ -99,12 +88,54 @@ static void the_host_says_so(void **state)
     assert_string_equal(xo__tool_bandwidth_text(&in, 1, 12.0, 0, text, sizeof text), "12.00");
 }
 
+/* A profile kept after XO_UNTRUSTED_MAX untrustworthy measurements stays kept: xo info
+ * (and every context) reads it without measuring again, so its figures hold from call to
+ * call, until xo calibrate --force. The mock is a device on the host's cores, which xo
+ * info measures when its profile is not trusted. */
+static void a_kept_profile_is_not_measured_again(void **state)
+{
+    (void)state;
+    xo_mock_config cfg = {.launch_us = 20, .gflops = 50, .gbps = 20, .transfer_latency_us = 30,
+                          .transfer_gbps = 10, .host_cores = 1};
+    xo_mock_install(&cfg);
+    xo_context *ctx;
+    xot_assert_ok(xo_context_create(&ctx));
+    int mock;
+    xot_assert_ok(xo_device_find(ctx, "mock", &mock));
+    xo__profile kept;
+    xo_mock_profile(&ctx->dev[mock].info, &kept);
+    kept.spread = 3.25; /* the runs disagreed... */
+    kept.untrusted_runs = XO_UNTRUSTED_MAX; /* ...this often in a row: kept */
+    kept.provisional = 0;
+    kept.info.launch_us = 123.5;
+    char path[XO_PATH_MAX];
+    assert_true(xo__profile_path(ctx, mock, path, sizeof path));
+    xot_assert_ok(xo__profile_write(path, &kept));
+    xo_context_destroy(ctx);
+    setenv("XO_CALIBRATE", "auto", 1);
+    for (int call = 0; call < 2; call++) {
+        xot_assert_ok(xo_context_create(&ctx));
+        assert_null(ctx->background);
+        for (int d = 0; d < ctx->ndev; d++)
+            assert_int_equal(ctx->dev[d].measure_later, 0);
+        assert_true(ctx->dev[mock].profile.info.launch_us == 123.5);
+        assert_int_equal(ctx->dev[mock].profile.untrusted_runs, XO_UNTRUSTED_MAX);
+        xo_context_destroy(ctx);
+        xo__profile again;
+        xot_assert_ok(xo__profile_read(path, &again));
+        assert_true(again.info.launch_us == 123.5 && again.untrusted_runs == XO_UNTRUSTED_MAX);
+    }
+    setenv("XO_CALIBRATE", "off", 1);
+    xo_mock_install(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_copy_that_did_not_happen_reads_shared_memory),
         cmocka_unit_test(a_measured_figure_is_printed),
         cmocka_unit_test(the_host_says_so),
+        cmocka_unit_test(a_kept_profile_is_not_measured_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -392,6 +392,26 @@ xo_buffer *xot_buffer(xo_context *ctx, const void *data, size_t bytes)
     return b;
 }
 
+void xot_check_cpu_sgemm(xo_context *ctx, int n, const char *what)
+{
+    enum { MAX = 96 };
+    static float a[MAX * MAX], b[MAX * MAX], c[MAX * MAX], want[MAX * MAX];
+    assert_true(n > 0 && n <= MAX);
+    size_t nn = (size_t)n * (size_t)n, bytes = nn * sizeof(float);
+    xot_fill_f(a, nn, 3, -1, 1);
+    xot_fill_f(b, nn, 4, -1, 1);
+    memset(want, 0, bytes);
+    xot_ref_sgemm(XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, n, n, n, 1, a, n, b, n, 0, want, n);
+    xot_assert_ok(xo_set_device(ctx, "cpu"));
+    xo_buffer *ba = xot_buffer(ctx, a, bytes), *bb = xot_buffer(ctx, b, bytes), *bc = xot_buffer(ctx, NULL, bytes);
+    xot_assert_ok(xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, n, n, n, 1, ba, 0, n, bb, 0, n, 0, bc, 0, n));
+    xot_assert_ok(xo_buffer_read(bc, 0, c, bytes));
+    xot_assert_close_f(c, want, nn, what);
+    xo_buffer_destroy(ba);
+    xo_buffer_destroy(bb);
+    xo_buffer_destroy(bc);
+}
+
 void *xot_read_all(xo_buffer *b)
 {
     size_t n = xo_buffer_size(b);

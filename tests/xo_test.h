@@ -121,6 +121,9 @@ int xot_has_word(const char *hay, const char *alts);
 xo_buffer *xot_buffer(xo_context *ctx, const void *data, size_t bytes);
 /* Read the whole buffer into a fresh malloc'ed block (caller frees). */
 void *xot_read_all(xo_buffer *b);
+/* An N x N sgemm (N <= 96, big enough for the CPU's threads) forced onto the CPU,
+ * checked against the reference; `what` labels a failure. */
+void xot_check_cpu_sgemm(xo_context *ctx, int n, const char *what);
 
 /* Snapshot of the contents of up to XOT_SNAP_MAX buffers. */
 #define XOT_SNAP_MAX 16

@@ -278,6 +278,12 @@ struct xo_context {
         void *state;
         xo_plugin_host host;
     } plugins[XO_MAX_PLUGINS];
+    /* Why a plugin contributes no devices, quoted when a device spec names it. */
+    struct {
+        const char *plugin;
+        char why[256];
+    } absent[XO_MAX_PLUGINS];
+    int nabsent;
     _Atomic int forced; /* device index, or -1 for auto */
     int threads;
     xo__calibrate_mode calibrate;

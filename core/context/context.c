@@ -157,10 +157,23 @@ static void device_list(const xo_context *ctx, char *out, size_t cap)
     }
 }
 
+/* A spec naming a plugin that gives no devices says why ("cuda: no driver: ..."), which
+ * otherwise shows only in XO_LOG=info. */
 static xo_status no_device(const xo_context *ctx, const char *fn, const char *what, const char *spec)
 {
     char list[1024];
     device_list(ctx, list, sizeof list);
+    const char *why = NULL, *plugin = "";
+    size_t len = strcspn(spec, ":");
+    for (int p = 0; p < ctx->nabsent && !why; p++)
+        if (strlen(ctx->absent[p].plugin) == len && strncmp(spec, ctx->absent[p].plugin, len) == 0) {
+            why = ctx->absent[p].why;
+            plugin = ctx->absent[p].plugin;
+        }
+    if (why)
+        return xo__error(XO_ERR_NO_DEVICE,
+                         "%s: %s \"%s\" names no device present here: plugin %s gives none (%s); devices: %s", fn,
+                         what, spec, plugin, why, list);
     return xo__error(XO_ERR_NO_DEVICE, "%s: %s \"%s\" names no device present here; devices: %s", fn, what, spec,
                      list);
 }

@@ -153,8 +153,6 @@ xo_status xo__env_read(xo__env *env)
     memset(env, 0, sizeof *env);
     env->plugin_mask = ~0u;
     env->log_level = XO_LOG_OFF;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    env->threads = cores > 0 ? (int)cores : 1;
     env->calibrate = XO_CALIBRATE_AUTO;
     env->zero_copy = 1;
 

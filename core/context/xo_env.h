@@ -8,7 +8,7 @@ typedef struct xo__env {
     int log_level;
     int summary; /* XO_LOG=summary */
     int plan_eager; /* XO_PLAN=eager */
-    int threads;
+    int threads; /* XO_THREADS; 0 when not set */
     xo__calibrate_mode calibrate;
     int zero_copy;
     int nfaults;

@@ -128,6 +128,16 @@ static void add_devices(xo_context *ctx, const xo_plugin *pl, void *state, int n
     }
 }
 
+/* Remember why plugin `name` gives no devices (for no_device's message in context.c). */
+static void note_absent(xo_context *ctx, const char *name, const char *why)
+{
+    if (ctx->nabsent == XO_MAX_PLUGINS)
+        return;
+    ctx->absent[ctx->nabsent].plugin = name;
+    snprintf(ctx->absent[ctx->nabsent].why, sizeof ctx->absent[0].why, "%s", why);
+    ctx->nabsent++;
+}
+
 void xo__devices_open(xo_context *ctx, unsigned plugin_mask)
 {
     const char *names[XO_MAX_PLUGIN_NAMES + 1];
@@ -144,6 +154,7 @@ void xo__devices_open(xo_context *ctx, unsigned plugin_mask)
         int is_cpu = strcmp(pl->name, "cpu") == 0;
         if (!is_cpu && (idx < 0 || !(plugin_mask & (1u << idx)))) {
             xo__log(XO_LOG_INFO, "plugin %s not loaded (XO_PLUGINS)", pl->name);
+            note_absent(ctx, pl->name, "not loaded (XO_PLUGINS)");
             continue;
         }
         if (is_cpu != (ctx->nplugins == 0)) {
@@ -168,11 +179,16 @@ void xo__devices_open(xo_context *ctx, unsigned plugin_mask)
         };
         void *state = NULL;
         int n = 0;
+        xo__clear_error();
         if (pl->init(host, &state, &n) != XO_OK) {
             xo__log(XO_LOG_WARN, "plugin %s contributes no devices: %s", pl->name, xo_last_error());
+            note_absent(ctx, pl->name, xo_last_error());
             xo__clear_error();
             continue;
         }
+        if (n == 0)
+            note_absent(ctx, pl->name, xo_last_error()[0] ? xo_last_error() : "found no devices");
+        xo__clear_error();
         ctx->plugins[slot].plugin = pl;
         ctx->plugins[slot].state = state;
         ctx->nplugins++;

@@ -98,6 +98,9 @@ void xo__summary_print(xo_context *ctx, const char *extra)
         return;
     pthread_mutex_lock(&s->lock);
     fprintf(stderr, "crossover summary (XO_LOG=summary): per op and size class (class c: flops + bytes ~ 2^c)\n");
+    /* The two times cover different calls: compare measured_us with predicted_us * timed / calls. */
+    fprintf(stderr, "predicted_us: total over all `calls`; measured_us: total over the `timed` calls only "
+                    "(devices that report timings)\n");
     fprintf(stderr, "%-18s %5s %6s %-14s %12s %12s %10s %12s %9s\n", "op", "class", "device", "plugin", "calls",
             "predicted_us", "timed", "measured_us", "fallbacks");
     uint64_t rows = 0;

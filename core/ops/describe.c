@@ -1,5 +1,6 @@
 /* The whole description of a named op as `xo explain` takes it ("sgemm 256 256 256"),
- * from the op table (optable.c). */
+ * from the op table (optable.c). The messages about the op and its dimensions reach the
+ * tool's user as they are, so they name what the user typed, not this function. */
 #include "xo_internal.h"
 
 #include <stdio.h>
@@ -26,16 +27,16 @@ xo_status xo__describe_op(const char *op, int ndims, const size_t *dims, int res
     if (kind < 0) {
         char known[1024];
         list_ops(known, sizeof known);
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__describe_op: unknown op \"%s\"; known: %s", op, known);
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "unknown op \"%s\"; known: %s", op, known);
     }
     xo_dtype dtype = op[0] == 'd' ? XO_F64 : XO_F32;
     int want = xo__op_ndims((xo_op_kind)kind);
     if (ndims != want)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__describe_op: %s takes %d dimension%s (%s), got %d", op, want,
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s takes %d dimension%s (%s), got %d", op, want,
                          want == 1 ? "" : "s", xo__op_dims_text((xo_op_kind)kind), ndims);
     for (int d = 0; d < ndims; d++)
         if (dims[d] == 0 || dims[d] > ((size_t)1 << 40))
-            return xo__error(XO_ERR_INVALID_ARGUMENT, "xo__describe_op: %s dimension %d = %zu is out of range",
+            return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: dimension %d = %zu is out of range (1 to 2^40)",
                              op, d + 1, dims[d]);
     /* 3 dims: m n k; 2: m n; 1: n */
     size_t m = ndims >= 2 ? dims[0] : 1, n = ndims >= 2 ? dims[1] : dims[0], k = ndims == 3 ? dims[2] : 1;

@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A plan forced onto a device predicted this many times slower than all on the CPU gets
+ * one warning: the force is then more likely a leftover than a wish. */
+#define FORCED_SLOW_RATIO 25.0
+
 /* Step simulations the improvement may spend (a few ms). */
 #define IMPROVE_BUDGET 400000L
 
@@ -283,6 +287,11 @@ xo_status xo__plan_place(xo_plan *p)
         for (size_t j = 0; j < (size_t)p->nops; j++)
             chosen[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)p->forced] >= 0 ? p->forced : 0);
         total = steady(&pl, chosen, NULL);
+        if (p->runs == 0 && p->forced > 0 && total >= FORCED_SLOW_RATIO * p->cpu_us && p->cpu_us > 0)
+            xo__log(XO_LOG_WARN,
+                    "plan of %d ops forced onto device %d (%s) by XO_DEVICE or xo_set_device: predicted %.0f us per "
+                    "run, %.0fx the %.0f us all on the CPU",
+                    p->nops, p->forced, ctx->dev[p->forced].info.plugin, total, total / p->cpu_us, p->cpu_us);
     } else {
         total = p->cpu_us;
         if (p->greedy_us < total) {

@@ -13,8 +13,14 @@
  * rides in the same array (one element after the gradients), so one step costs one
  * allreduce.
  *
+ * --plan: the same step as two plans around the allreduce (docs/plans.md): the first
+ * writes the minibatch in from host arrays, runs forward and backward and reads the
+ * gradient out into the host array MPI sums; the second writes the summed gradient and
+ * the step's two bias-correction factors back and runs Adam. Recorded writes and reads
+ * copy from and to the same host arrays at every run, so the loop only fills them.
+ *
  * Usage: mpirun -np P mpi_mlp [--steps N] [--batch B] [--samples N] [--seed S]
- *                              [--lr LR] [--print]
+ *                              [--lr LR] [--print] [--plan]
  *   --print: rank 0 prints the loss of every step ("step T loss L"), every rank the
  *   FNV-1a hash of its final weights ("rank R weights HASH").
  * The last line (rank 0) gives steps/s (step 1, the warm-up, left out) and the split of
@@ -106,7 +112,7 @@ typedef struct options {
     long steps, batch, samples;
     unsigned long long seed;
     double lr;
-    int print;
+    int print, plan;
 } options;
 
 static int parse(int argc, char **argv, options *o)
@@ -116,6 +122,7 @@ static int parse(int argc, char **argv, options *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!strcmp(a, "--print")) { o->print = 1; continue; }
+        if (!strcmp(a, "--plan")) { o->plan = 1; continue; }
         if (!v) return 0;
         if (!strcmp(a, "--steps")) o->steps = strtol(v, &end, 10);
         else if (!strcmp(a, "--batch")) o->batch = strtol(v, &end, 10);
@@ -137,9 +144,15 @@ typedef struct model {
     size_t b, global_b;        /* shard rows, global batch */
     xo_buffer *x, *y;          /* this rank's shards of the data set, one batch after another */
     xo_buffer *param, *m, *v;  /* weights, Adam's moments */
-    xo_buffer *grad;           /* wraps gh: P gradients, then the shard's loss sum */
-    float *gh;
+    xo_buffer *grad;           /* P gradients, then the shard's loss sum; eager: wraps gh */
+    float *gh;                 /* what MPI sums */
     xo_buffer *h1, *h2, *z, *dz, *dh1, *dh2, *loss, *tmp, *hyper;
+    float hyper_host[2];       /* this step's 1/sqrt(c2) and -lr/c1 */
+    /* --plan: the host's copy of this rank's data, one minibatch staged for the plans'
+     * recorded writes, and the buffers they write */
+    float *x_host, *x_stage;
+    int32_t *y_host, *y_stage;
+    xo_buffer *xb, *yb;
 } model;
 
 static xo_buffer *buffer(xo_context *ctx, size_t floats)
@@ -149,22 +162,22 @@ static xo_buffer *buffer(xo_context *ctx, size_t floats)
     return b;
 }
 
-/* Forward and backward over shard `batch`: grad = this shard's part of the mean
- * gradient over the global batch, gh[P] = the shard's loss sum. */
-static void gradients(model *md, size_t batch)
+/* Forward and backward over the shard at rows `row` of x and y: grad = this shard's part
+ * of the mean gradient over the global batch, grad[P] = the shard's loss sum. */
+static void gradients(model *md, xo_buffer *x, xo_buffer *y, size_t row)
 {
     xo_context *ctx = md->ctx;
     const xo_layout R = XO_ROW_MAJOR;
     const xo_transpose N = XO_NO_TRANS, T = XO_TRANS;
-    size_t b = md->b, xo = batch * b * D, yo = batch * b;
+    size_t b = md->b, xo = row * D, yo = row;
     xo_buffer *p = md->param, *g = md->grad;
 
     /* h1 = relu(x W1^T + b1), h2 = relu(h1 W2^T + b2), z = h2 W3^T + b3 */
-    CHECK(xo_sgemm_bias_act(ctx, R, N, T, b, H1, D, 1, md->x, xo, D, p, OW1, D, 0, md->h1, 0, H1, p, OB1, XO_RELU));
+    CHECK(xo_sgemm_bias_act(ctx, R, N, T, b, H1, D, 1, x, xo, D, p, OW1, D, 0, md->h1, 0, H1, p, OB1, XO_RELU));
     CHECK(xo_sgemm_bias_act(ctx, R, N, T, b, H2, H1, 1, md->h1, 0, H1, p, OW2, H1, 0, md->h2, 0, H2, p, OB2, XO_RELU));
     CHECK(xo_sgemm_bias_act(ctx, R, N, T, b, C, H2, 1, md->h2, 0, H2, p, OW3, H2, 0, md->z, 0, C, p, OB3, XO_IDENTITY));
     /* loss and dz = (softmax(z) - onehot(y)) / B in one pass; the loss sum into gh[P] */
-    CHECK(xo_ssoftmax_xent(ctx, b, C, md->z, 0, C, md->y, yo, 1.0f / (float)md->global_b, md->loss, 0, md->dz, 0, C));
+    CHECK(xo_ssoftmax_xent(ctx, b, C, md->z, 0, C, y, yo, 1.0f / (float)md->global_b, md->loss, 0, md->dz, 0, C));
     CHECK(xo_sreduce(ctx, XO_SUM, b, md->loss, 0, g, P));
     /* layer 3: dW3 = dz^T h2, db3 = column sums of dz, dh2 = dz W3 * relu'(h2) */
     CHECK(xo_sgemm(ctx, R, T, N, C, H2, b, 1, md->dz, 0, C, md->h2, 0, H2, 0, g, OW3, H2));
@@ -179,19 +192,23 @@ static void gradients(model *md, size_t batch)
     CHECK(xo_sunary(ctx, XO_RELU_GRAD, b * H1, md->h1, 0, md->tmp, 0));
     CHECK(xo_sbinary(ctx, XO_MUL, b * H1, md->dh1, 0, md->tmp, 0, md->dh1, 0));
     /* layer 1 */
-    CHECK(xo_sgemm(ctx, R, T, N, H1, D, b, 1, md->dh1, 0, H1, md->x, xo, D, 0, g, OW1, D));
+    CHECK(xo_sgemm(ctx, R, T, N, H1, D, b, 1, md->dh1, 0, H1, x, xo, D, 0, g, OW1, D));
     CHECK(xo_sreduce_axis(ctx, XO_SUM, b, H1, md->dh1, 0, H1, 0, g, OB1));
 }
 
 /* Adam, step t from 1, in torch's arithmetic: p -= lr/c1 * m / (sqrt(v)/sqrt(c2) + eps).
  * The two step-dependent factors go through a buffer (xo_sscale_by), as a plan needs. */
-static void adam(model *md, long t, double lr)
+static void bias_correction(model *md, long t, double lr)
+{
+    md->hyper_host[0] = (float)(1.0 / sqrt(1.0 - pow(BETA2, (double)t))); /* 1/sqrt(c2) */
+    md->hyper_host[1] = (float)(-lr / (1.0 - pow(BETA1, (double)t)));     /* -lr/c1 */
+}
+
+static void adam(model *md)
 {
     xo_context *ctx = md->ctx;
-    float hyper[2] = {(float)(1.0 / sqrt(1.0 - pow(BETA2, (double)t))),  /* 1/sqrt(c2) */
-                      (float)(-lr / (1.0 - pow(BETA1, (double)t)))};     /* -lr/c1 */
     xo_buffer *g = md->grad, *tmp = md->tmp;
-    CHECK(xo_buffer_write(md->hyper, 0, hyper, sizeof hyper));
+    CHECK(xo_buffer_write(md->hyper, 0, md->hyper_host, sizeof md->hyper_host));
     CHECK(xo_saxpby(ctx, P, 1 - BETA1, g, 0, 1, BETA1, md->m, 0, 1)); /* m = b1 m + (1-b1) g */
     CHECK(xo_sbinary(ctx, XO_MUL, P, g, 0, g, 0, tmp, 0));            /* tmp = g^2 */
     CHECK(xo_saxpby(ctx, P, 1 - BETA2, tmp, 0, 1, BETA2, md->v, 0, 1)); /* v = b2 v + (1-b2) g^2 */
@@ -225,7 +242,8 @@ static void load_data(model *md, const options *o, int rank, size_t nbatches)
     CHECK(xo_buffer_write(md->x, 0, x, rows * D * sizeof *x));
     CHECK(xo_buffer_create(md->ctx, rows * sizeof *y, &md->y));
     CHECK(xo_buffer_write(md->y, 0, y, rows * sizeof *y));
-    free(centres), free(x), free(y);
+    free(centres);
+    md->x_host = x, md->y_host = y; /* the plans' minibatches come from here */
 }
 
 int main(int argc, char **argv)
@@ -238,7 +256,7 @@ int main(int argc, char **argv)
     if (!parse(argc, argv, &o) || o.batch % nranks) {
         if (g_rank == 0)
             fprintf(stderr, "usage: mpirun -np P %s [--steps N] [--batch B] [--samples N] [--seed S] "
-                            "[--lr LR] [--print]\n  (B a multiple of P, N >= B)\n", argv[0]);
+                            "[--lr LR] [--print] [--plan]\n  (B a multiple of P, N >= B)\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -264,6 +282,30 @@ int main(int argc, char **argv)
     md.z = buffer(md.ctx, b * C), md.dz = buffer(md.ctx, b * C), md.loss = buffer(md.ctx, b);
     md.tmp = buffer(md.ctx, b * H1 > P ? b * H1 : P), md.hyper = buffer(md.ctx, 2);
 
+    /* --plan: the step as two plans around the allreduce. The gradient is a buffer of its
+     * own (a recorded read fills gh, a recorded write takes it back), the minibatch comes
+     * in through recorded writes from the staging arrays. */
+    xo_plan *grad_plan = NULL, *update_plan = NULL;
+    if (o.plan) {
+        md.x_stage = malloc(b * D * sizeof *md.x_stage), md.y_stage = malloc(b * sizeof *md.y_stage);
+        if (!md.x_stage || !md.y_stage)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        md.xb = buffer(md.ctx, b * D);
+        CHECK(xo_buffer_create(md.ctx, b * sizeof *md.y_stage, &md.yb));
+        xo_buffer_destroy(md.grad);
+        md.grad = buffer(md.ctx, (size_t)P + 1);
+        CHECK(xo_capture_begin(md.ctx));
+        CHECK(xo_buffer_write(md.xb, 0, md.x_stage, b * D * sizeof *md.x_stage));
+        CHECK(xo_buffer_write(md.yb, 0, md.y_stage, b * sizeof *md.y_stage));
+        gradients(&md, md.xb, md.yb, 0);
+        CHECK(xo_buffer_read(md.grad, 0, md.gh, ((size_t)P + 1) * sizeof *md.gh));
+        CHECK(xo_capture_end(md.ctx, &grad_plan));
+        CHECK(xo_capture_begin(md.ctx));
+        CHECK(xo_buffer_write(md.grad, 0, md.gh, ((size_t)P + 1) * sizeof *md.gh));
+        adam(&md);
+        CHECK(xo_capture_end(md.ctx, &update_plan));
+    }
+
     /* Step 1 is a warm-up (first touch of every buffer, thread start): timed apart.
      * A step's phases: gradients (forward, backward, sync), allreduce (including the
      * wait for the slowest rank), update (Adam, the same on every rank). */
@@ -275,15 +317,27 @@ int main(int argc, char **argv)
             phase[0] = phase[1] = phase[2] = 0, t_start = MPI_Wtime();
         }
         double t0 = MPI_Wtime();
-        gradients(&md, (size_t)(t - 1) % nbatches);
-        CHECK(xo_buffer_sync(md.grad)); /* md.gh is current: hand it to MPI */
+        size_t row = (size_t)(t - 1) % nbatches * b;
+        if (o.plan) {
+            memcpy(md.x_stage, md.x_host + row * D, b * D * sizeof *md.x_stage);
+            memcpy(md.y_stage, md.y_host + row, b * sizeof *md.y_stage);
+            CHECK(xo_plan_run(grad_plan)); /* returns with md.gh filled */
+        } else {
+            gradients(&md, md.x, md.y, row);
+            CHECK(xo_buffer_sync(md.grad)); /* md.gh is current: hand it to MPI */
+        }
         double t1 = MPI_Wtime();
         MPI_Allreduce(MPI_IN_PLACE, md.gh, P + 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        CHECK(xo_buffer_host_written(md.grad));
+        if (!o.plan)
+            CHECK(xo_buffer_host_written(md.grad));
         double t2 = MPI_Wtime();
         if (o.print && g_rank == 0)
             printf("step %ld loss %.9e\n", t, md.gh[P] / (double)o.batch);
-        adam(&md, t, o.lr);
+        bias_correction(&md, t, o.lr);
+        if (o.plan)
+            CHECK(xo_plan_run(update_plan));
+        else
+            adam(&md);
         CHECK(xo_finish(md.ctx));
         phase[0] += t1 - t0, phase[1] += t2 - t1, phase[2] += MPI_Wtime() - t2;
     }
@@ -300,8 +354,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Gather(phase, 3, MPI_DOUBLE, all_phases, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (g_rank == 0) {
-        printf("ranks %d batch %ld (%zu per rank) steps %ld: %.2f steps/s\n", nranks, o.batch, b,
-               o.steps, timed / slowest);
+        printf("ranks %d batch %ld (%zu per rank) steps %ld%s: %.2f steps/s\n", nranks, o.batch, b, o.steps,
+               o.plan ? " as two plans" : "", timed / slowest);
         for (int r = 0; r < nranks; r++)
             printf("  rank %d, ms per step: gradients %.2f, allreduce of %zu bytes %.2f, update %.2f\n",
                    r, 1e3 * all_phases[3 * r] / timed, ((size_t)P + 1) * sizeof(float),
@@ -309,12 +363,14 @@ int main(int argc, char **argv)
     }
     free(all_phases);
 
+    xo_plan_destroy(grad_plan);
+    xo_plan_destroy(update_plan);
     xo_buffer *all[] = {md.x, md.y, md.param, md.grad, md.m, md.v, md.h1, md.dh1, md.h2,
-                        md.dh2, md.z, md.dz, md.loss, md.tmp, md.hyper};
+                        md.dh2, md.z, md.dz, md.loss, md.tmp, md.hyper, md.xb, md.yb};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         xo_buffer_destroy(all[i]);
     xo_context_destroy(md.ctx);
-    free(ph), free(md.gh);
+    free(ph), free(md.gh), free(md.x_host), free(md.y_host), free(md.x_stage), free(md.y_stage);
     MPI_Finalize();
     return 0;
 }

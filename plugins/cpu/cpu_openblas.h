@@ -14,7 +14,7 @@
     X(cblas_sgemm) X(cblas_dgemm) X(cblas_sgemv) X(cblas_dgemv) X(cblas_sger) X(cblas_dger)           \
     X(cblas_saxpy) X(cblas_daxpy) X(cblas_saxpby) X(cblas_daxpby) X(cblas_sscal) X(cblas_dscal)       \
     X(cblas_scopy) X(cblas_dcopy) X(cblas_sdot) X(cblas_ddot) X(cblas_snrm2) X(cblas_dnrm2)           \
-    X(openblas_set_num_threads) X(openblas_get_config) X(openblas_get_corename)
+    X(openblas_set_num_threads) X(openblas_get_num_threads) X(openblas_get_config) X(openblas_get_corename)
 #define XO_CPU_OPENBLAS_DECLARE(name) extern __attribute__((visibility("hidden"))) void (*xo__fwd_##name)(void);
 XO_CPU_OPENBLAS_NAMES(XO_CPU_OPENBLAS_DECLARE)
 #undef XO_CPU_OPENBLAS_DECLARE
@@ -40,6 +40,7 @@ XO_CPU_OPENBLAS_NAMES(XO_CPU_OPENBLAS_DECLARE)
 #define cblas_snrm2 XO_CPU_OPENBLAS(cblas_snrm2)
 #define cblas_dnrm2 XO_CPU_OPENBLAS(cblas_dnrm2)
 #define openblas_set_num_threads XO_CPU_OPENBLAS(openblas_set_num_threads)
+#define openblas_get_num_threads XO_CPU_OPENBLAS(openblas_get_num_threads)
 #define openblas_get_config XO_CPU_OPENBLAS(openblas_get_config)
 #define openblas_get_corename XO_CPU_OPENBLAS(openblas_get_corename)
 

@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,16 +82,55 @@ static void blas_identity(const xo_plugin_host *host, int threads, char *out, si
                   core, avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
 }
 
+/* OpenBLAS's thread count belongs to the process: the application's own cblas_* calls
+ * run with it too. So crossover takes the count the application set (OPENBLAS_NUM_THREADS,
+ * OMP_NUM_THREADS, or openblas_set_num_threads before the first context; else OpenBLAS's
+ * default, all cores) and changes it only when XO_THREADS asks for another. The count it
+ * found goes back when the last CPU device closes, unless the application set one of its
+ * own meanwhile. */
+static pthread_mutex_t app_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static int app_threads_users; /* CPU devices open in this process */
+static int app_threads;       /* the count found when the first one opened */
+static int our_threads;       /* the count the last one to open set (0: none set) */
+
+/* The thread count this device runs with: `asked` (XO_THREADS; 0 when not set) or the
+ * application's. */
+static int threads_open(int asked)
+{
+    pthread_mutex_lock(&app_threads_lock);
+    int now = openblas_get_num_threads();
+    if (app_threads_users++ == 0) {
+        app_threads = now;
+        our_threads = 0;
+    }
+    int threads = asked > 0 ? asked : now;
+    threads = threads < 1 ? 1 : threads > XO_CPU_MAX_THREADS ? XO_CPU_MAX_THREADS : threads;
+    if (asked > 0 && threads != now) { /* the application's count is never touched unasked */
+        openblas_set_num_threads(threads);
+        our_threads = threads;
+    }
+    pthread_mutex_unlock(&app_threads_lock);
+    return threads;
+}
+
+static void threads_close(void)
+{
+    pthread_mutex_lock(&app_threads_lock);
+    if (--app_threads_users == 0 && our_threads != 0 && openblas_get_num_threads() == our_threads)
+        openblas_set_num_threads(app_threads);
+    pthread_mutex_unlock(&app_threads_lock);
+}
+
 static xo_status cpu_init(const xo_plugin_host *host, void **out_state, int *out_ndevices)
 {
     cpu_state *s = calloc(1, sizeof *s);
     if (!s)
         return host->set_error(XO_ERR_OUT_OF_MEMORY, "cpu plugin: out of host memory");
     s->host = host;
-    int threads = host->threads < 1 ? 1 : host->threads > XO_CPU_MAX_THREADS ? XO_CPU_MAX_THREADS : host->threads;
-    /* OpenBLAS and our pool never run at once within one op, and both stay within XO_THREADS. */
-    openblas_set_num_threads(threads);
+    /* OpenBLAS and our pool never run at once within one op, and both use this count. */
+    int threads = threads_open(host->threads);
     if (xo__cpu_pool_create(threads, &s->pool) != XO_OK) {
+        threads_close();
         free(s);
         return host->set_error(XO_ERR_OUT_OF_MEMORY, "cpu plugin: cannot create its thread pool");
     }
@@ -114,6 +154,7 @@ static void cpu_shutdown(void *state)
     if (!s)
         return;
     xo__cpu_pool_destroy(s->pool);
+    threads_close();
     free(s);
 }
 

@@ -22,6 +22,7 @@ static xo_status cuda_init(const xo_plugin_host *host, void **out_state, int *ou
     const xo__cuda_libs *libs = xo__cuda_load();
     if (!libs->driver) {
         host->log(XO_LOG_INFO, "cuda: no driver: %s", libs->driver_note);
+        host->set_error(XO_ERR_NO_DEVICE, "no driver: %s", libs->driver_note);
         return XO_OK;
     }
     host->log(XO_LOG_DEBUG, "cuda: driver: %s; cuBLAS: %s", libs->driver_note, libs->cublas_note);
@@ -29,6 +30,7 @@ static xo_status cuda_init(const xo_plugin_host *host, void **out_state, int *ou
     CUresult r = xo__cu.cuInit(0);
     if (r != CUDA_SUCCESS) {
         host->log(XO_LOG_INFO, "cuda: cuInit: %s (%d); no CUDA devices", xo__cuda_result_name(r), r);
+        host->set_error(XO_ERR_NO_DEVICE, "cuInit: %s (%d)", xo__cuda_result_name(r), r);
         return XO_OK;
     }
     int count = 0;

@@ -19,6 +19,11 @@ if(MODE STREQUAL "cmake")
   run(${WORK}/consumer)
   run(${WORK}/consumer_shared)
   run(${WORK}/blas_consumer)
+  foreach(style static shared blas)
+    # nothing set in the environment but PATH (an OpenCL compiler may run the linker) and,
+    # in a sanitizer build, its suppressions of the OpenCL runtimes' own leaks
+    run(env -i "PATH=$ENV{PATH}" ${SAN_ENV} ${WORK}/classifier_${style} --epochs 1)
+  endforeach()
 else()
   find_program(PKG_CONFIG pkg-config REQUIRED)
   file(GLOB pcdirs ${PREFIX}/lib*/pkgconfig ${PREFIX}/lib/*/pkgconfig)
@@ -44,7 +49,7 @@ else()
     endif()
   endfunction()
 
-  # Static use, as README and CONTRACT.md give it: the archive is linked in, so the
+  # Static use, as README gives it: the archive is linked in, so the
   # program runs without LD_LIBRARY_PATH and names no libcrossover.so.
   pc_build(${WORK}/consumer ${SRC}/consumer.c PACKAGES --static --cflags --libs crossover cmocka)
   run(${WORK}/consumer)
@@ -64,6 +69,24 @@ else()
     endif()
   endforeach()
 
+  # Every .pc names a normalised libdir (a path with .. or // would end up in programs'
+  # RUNPATH as it is) and refers to nothing outside the package.
+  foreach(pc crossover crossover-shared crossover-blas)
+    run(${PKG_CONFIG} --variable=libdir ${pc})
+    string(STRIP "${LAST_OUT}" dir)
+    cmake_path(SET normal NORMALIZE "${dir}")
+    if(NOT dir STREQUAL normal OR dir MATCHES "//|/\\.\\.?(/|$)")
+      message(FATAL_ERROR "${pc}.pc: libdir ${dir} is not normalised (${normal})")
+    endif()
+  endforeach()
+  file(GLOB pcfiles ${PREFIX}/lib*/pkgconfig/crossover*.pc)
+  foreach(f ${pcfiles})
+    file(READ ${f} text)
+    if(text MATCHES "CONTRACT\\.md")
+      message(FATAL_ERROR "${f} refers to CONTRACT.md, which is not in the package")
+    endif()
+  endforeach()
+
   # Shared use: crossover-shared.pc (and crossover-blas.pc); the program finds the
   # libraries through an rpath to the package's libdir.
   run(${PKG_CONFIG} --variable=libdir crossover-shared)
@@ -78,5 +101,16 @@ else()
   pc_build(${WORK}/blas_consumer ${SRC}/blas_consumer.c LINK -Wl,-rpath,${libdir}
            PACKAGES --cflags --libs crossover-blas)
   run(${WORK}/blas_consumer)
+
+  # The newcomer's classifier, the three ways, each run with nothing set.
+  set(classifier ${SRC}/../../examples/classifier/classifier.c)
+  pc_build(${WORK}/classifier_static ${classifier} LINK -lm PACKAGES --static --cflags --libs crossover)
+  pc_build(${WORK}/classifier_shared ${classifier} LINK -Wl,-rpath,${libdir} ${BLAS_LIB} -lm
+           PACKAGES --cflags --libs crossover-shared)
+  pc_build(${WORK}/classifier_blas ${classifier} LINK -Wl,-rpath,${libdir} -lm
+           PACKAGES --cflags --libs crossover-shared crossover-blas)
+  foreach(style static shared blas)
+    run(env -i "PATH=$ENV{PATH}" ${SAN_ENV} ${WORK}/classifier_${style} --epochs 1)
+  endforeach()
 endif()
 message(STATUS "consumer (${MODE}) built and passed")

@@ -199,7 +199,8 @@ struct xo_plugin_host {
     int (*fault)(const xo_plugin_host *self, const char *site);
     /* Directory for on-disk caches (XO_CACHE_DIR resolved); "" when none is usable. */
     const char *cache_dir;
-    /* CPU threads the user asked for (XO_THREADS, or all cores). */
+    /* CPU threads XO_THREADS asks for; 0 when it is not set (the CPU plugin then keeps
+     * the application's OpenBLAS thread count). */
     int threads;
     /* The core's own: pass `self` back, don't touch. */
     void *core;
@@ -220,7 +221,9 @@ typedef struct xo_plugin {
     const char *name;     /* "cpu", "opencl", "cuda" */
 
     /* Discover devices. A plugin that finds no runtime or hardware returns XO_OK with
-     * *out_ndevices = 0 (and may leave *out_state NULL). */
+     * *out_ndevices = 0 (and may leave *out_state NULL), and may say why through
+     * host->set_error (its status is ignored): the core quotes it when an application
+     * asks for this plugin's devices ("cuda: no driver: cannot load libcuda.so.1"). */
     xo_status (*init)(const xo_plugin_host *host, void **out_state, int *out_ndevices);
     void (*shutdown)(void *state); /* waits for queued work, frees everything */
 
