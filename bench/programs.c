@@ -199,13 +199,13 @@ static void program_free(program *p)
 static xo_status program_run(xo_context *ctx, program *p, double us, long *iters, double *spent_us)
 {
     xo_status s = XO_OK;
-    double start = xo__now_us(), now = start;
+    double start = xo_clock_us(ctx), now = start; /* the simulated machine's under XO_SIMULATE */
     long n = 0;
     do {
         s = p->iter(ctx, p->st);
         if (s == XO_OK) s = xo_finish(ctx);
         n++;
-        now = xo__now_us();
+        now = xo_clock_us(ctx);
     } while (s == XO_OK && now - start < us);
     *iters += n;
     *spent_us += now - start;

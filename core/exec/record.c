@@ -107,7 +107,7 @@ void xo__queue_add(xo_context *ctx, int d, double us)
     if (!(us > 0))
         return;
     _Atomic uint64_t *until = &ctx->dev[d].busy_until_ns;
-    uint64_t now = (uint64_t)(xo__now_us() * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
+    uint64_t now = (uint64_t)(xo__clock_us(ctx) * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
     do
         next = (old > now ? old : now) + (uint64_t)(us * 1e3);
     while (!atomic_compare_exchange_weak_explicit(until, &old, next, memory_order_relaxed, memory_order_relaxed));

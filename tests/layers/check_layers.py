@@ -21,7 +21,7 @@ src, build, cc = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys
 failures = []
 
 # ---- 1. headers on their own ---------------------------------------------------------
-LAYERS = ["context", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
+LAYERS = ["context", "sim", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
 includes = (["core/include"] + ["core/" + l for l in LAYERS] +
             ["blas", "plugins/cpu", "plugins/opencl", "plugins/cuda", "tests"])
 gen = [os.path.join(root) for root, _, files in os.walk(build) if "xo_cl_embedded.h" in files]
