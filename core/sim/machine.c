@@ -58,6 +58,8 @@ double xo__sim_table_us(const xo__sim_table *t, double size, double power)
         i++;
     if (size > t->size[t->n - 1]) /* past the last point: the work grows, the rate stays */
         return t->us[t->n - 1] * pow(size / t->size[t->n - 1], power);
+    if (size == t->size[i] || t->us[i] == t->us[i - 1]) /* exact: a constant stays one */
+        return t->us[i];
     double x0 = log(t->size[i - 1]), x1 = log(t->size[i]);
     double y0 = log(t->us[i - 1] > 0 ? t->us[i - 1] : 1e-9), y1 = log(t->us[i] > 0 ? t->us[i] : 1e-9);
     return exp(y0 + (y1 - y0) * (log(size) - x0) / (x1 - x0));
