@@ -321,15 +321,22 @@ static int paired(char name, size_t batch, const char *label, double seconds)
             ratios[b - 1] = t;
         }
     /* where auto ran its ops: the share on the best forced placement's device */
-    uint64_t all = 0, there = 0;
-    int bestdev = -1;
+    uint64_t all = 0, there = 0, ops[XO_MAX_DEVICES] = {0};
+    int bestdev = -1, ndev = xo_device_count(ctx[0]);
     if (xo_device_find(ctx[0], spec[besti], &bestdev) != XO_OK) goto fail;
-    for (int d = 0; d < xo_device_count(ctx[0]); d++) {
+    for (int d = 0; d < ndev; d++) {
         xo_stats st;
         if (xo_stats_get(ctx[0], d, &st) != XO_OK) goto fail;
-        all += st.ops;
+        all += ops[d] = st.ops;
         if (d == bestdev) there = st.ops;
     }
+    printf("%s auto's ops by device:", label);
+    for (int d = 0; d < ndev; d++) {
+        xo_device_info in;
+        if (xo_device_get_info(ctx[0], d, &in) != XO_OK) goto fail;
+        printf(" %s %.1f%%", in.plugin, all ? 100.0 * (double)ops[d] / (double)all : 0.0);
+    }
+    printf("\n");
     printf("%s paired: auto / best forced (%s) %.3f over %d rounds of %.0f ms slices; "
            "per round: median %.3f, quartiles %.3f-%.3f; auto ran %.1f%% of its ops there\n",
            label, spec[besti], (double)iters[0] / (spent[0] * 1e-6) / best, rounds, SLICE_MS,
