@@ -63,15 +63,9 @@ static xo_status create(xo_context **out, int private_)
      * (calibration under simulation takes the file's profiles). */
     if (env.simulate[0] && !private_)
         st = xo__sim_create(ctx, env.simulate);
-    if (st != XO_OK) {
-        char saved[XO_ERROR_MAX];
-        snprintf(saved, sizeof saved, "%s", xo_last_error());
-        context_free(ctx);
-        xo__error(st, "%s", saved);
-        return st;
-    }
-    xo__devices_open(ctx, env.plugin_mask);
-    if (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0)
+    if (st == XO_OK)
+        xo__devices_open(ctx, env.plugin_mask);
+    if (st == XO_OK && (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0))
         st = xo__error(XO_ERR_DEVICE, "xo_context_create: the cpu plugin found no host CPU device");
     int forced = -1;
     if (st == XO_OK)

@@ -137,9 +137,9 @@ static xo_status compute_op(xo__sim *s, const xo_op_desc *op)
     return s->cpu->run(s->cpu_state, 0, &h, 0);
 }
 
-static xo_status compute_chain(xo__sim *s, const xo_chain *chain)
+/* `chain` with its steps' operands in host memory (copied into steps[]). */
+static xo_chain host_chain(const xo_chain *chain, xo_chain_step steps[XO_CHAIN_MAX])
 {
-    xo_chain_step steps[XO_CHAIN_MAX];
     int n = chain->nsteps < XO_CHAIN_MAX ? chain->nsteps : XO_CHAIN_MAX;
     for (int i = 0; i < n; i++) {
         steps[i] = chain->steps[i];
@@ -147,6 +147,13 @@ static xo_status compute_chain(xo__sim *s, const xo_chain *chain)
     }
     xo_chain c = *chain;
     c.steps = steps;
+    return c;
+}
+
+static xo_status compute_chain(xo__sim *s, const xo_chain *chain)
+{
+    xo_chain_step steps[XO_CHAIN_MAX];
+    xo_chain c = host_chain(chain, steps);
     return s->cpu_chain->run(s->cpu_state, 0, &c, 0);
 }
 
@@ -262,17 +269,24 @@ static xo_status graph_add(sim_graph *g, const xo_op_desc *op, const xo_chain *c
     return XO_OK;
 }
 
-static xo_status sim_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
+/* One op or one chain (exactly one of them): recorded into a graph being captured, or
+ * computed now and charged to the clocks. */
+static xo_status run_one(void *state, int dev, const xo_op_desc *op, const xo_chain *chain, uint64_t token)
 {
     sim_state *st = state;
     xo__sim *s = st->sim;
     int m = mdev(state, dev);
     if (s->tl[m].recording)
-        return graph_add(s->tl[m].recording, op, NULL);
-    XO_RETURN_IF_ERROR(compute_op(s, op));
+        return graph_add(s->tl[m].recording, op, chain);
+    XO_RETURN_IF_ERROR(chain ? compute_chain(s, chain) : compute_op(s, op));
     const xo__sim_device *d = &s->machine.dev[m];
-    charge_run(s, m, d->issue_us, xo__sim_kernel_us(d, op), token, 1);
+    charge_run(s, m, d->issue_us, chain ? chain_us(d, chain) : xo__sim_kernel_us(d, op), token, 1);
     return XO_OK;
+}
+
+static xo_status sim_run(void *state, int dev, const xo_op_desc *op, uint64_t token)
+{
+    return run_one(state, dev, op, NULL, token);
 }
 
 static xo_status sim_finish(void *state, int dev)
@@ -303,27 +317,13 @@ static int sim_chain_supports(void *state, int dev, const xo_chain *chain)
     (void)dev;
     xo__sim *s = ((sim_state *)state)->sim;
     xo_chain_step steps[XO_CHAIN_MAX];
-    int n = chain->nsteps < XO_CHAIN_MAX ? chain->nsteps : XO_CHAIN_MAX;
-    for (int i = 0; i < n; i++) {
-        steps[i] = chain->steps[i];
-        to_host(steps[i].op.arg, steps[i].op.narg);
-    }
-    xo_chain c = *chain;
-    c.steps = steps;
+    xo_chain c = host_chain(chain, steps);
     return s->cpu_chain->supports(s->cpu_state, 0, &c);
 }
 
 static xo_status sim_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)
 {
-    sim_state *st = state;
-    xo__sim *s = st->sim;
-    int m = mdev(state, dev);
-    if (s->tl[m].recording)
-        return graph_add(s->tl[m].recording, NULL, chain);
-    XO_RETURN_IF_ERROR(compute_chain(s, chain));
-    const xo__sim_device *d = &s->machine.dev[m];
-    charge_run(s, m, d->issue_us, chain_us(d, chain), token, 1);
-    return XO_OK;
+    return run_one(state, dev, NULL, chain, token);
 }
 
 static const xo_chain_runner sim_chain = {.supports = sim_chain_supports, .run = sim_chain_run};
