@@ -35,7 +35,9 @@ typedef struct sim_timeline {
     double busy_until;         /* the device's queue is empty from then on (simulated us) */
     xo_op_timing timing[TIMINGS];
     int head, count;
-    sim_graph *recording;      /* between graph begin and end */
+    sim_graph *recording;      /* between graph begin and end, by `recorder` (under the lock) */
+    pthread_t recorder;
+    pthread_mutex_t capture;   /* held by the recorder from begin to end: other threads wait */
 } sim_timeline;
 
 struct xo__sim {
@@ -276,8 +278,17 @@ static xo_status run_one(void *state, int dev, const xo_op_desc *op, const xo_ch
     sim_state *st = state;
     xo__sim *s = st->sim;
     int m = mdev(state, dev);
-    if (s->tl[m].recording)
-        return graph_add(s->tl[m].recording, op, chain);
+    sim_timeline *t = &s->tl[m];
+    pthread_mutex_lock(&s->lock);
+    sim_graph *g = t->recording;
+    int mine = g && pthread_equal(t->recorder, pthread_self());
+    pthread_mutex_unlock(&s->lock);
+    if (mine)
+        return graph_add(g, op, chain);
+    if (g) { /* another thread records on this device: its work must not land in the graph */
+        pthread_mutex_lock(&t->capture);
+        pthread_mutex_unlock(&t->capture);
+    }
     XO_RETURN_IF_ERROR(chain ? compute_chain(s, chain) : compute_op(s, op));
     const xo__sim_device *d = &s->machine.dev[m];
     charge_run(s, m, d->issue_us, chain ? chain_us(d, chain) : xo__sim_kernel_us(d, op), token, 1);
@@ -342,8 +353,14 @@ static xo_status sim_graph_begin(void *state, int dev)
 {
     sim_state *st = state;
     sim_timeline *t = &st->sim->tl[mdev(state, dev)];
-    if (!(t->recording = calloc(1, sizeof *t->recording)))
+    sim_graph *g = calloc(1, sizeof *g);
+    if (!g)
         return xo__error(XO_ERR_OUT_OF_MEMORY, "simulated graph: out of host memory");
+    pthread_mutex_lock(&t->capture);
+    pthread_mutex_lock(&st->sim->lock);
+    t->recording = g;
+    t->recorder = pthread_self();
+    pthread_mutex_unlock(&st->sim->lock);
     return XO_OK;
 }
 
@@ -351,8 +368,11 @@ static xo_status sim_graph_end(void *state, int dev, void **graph)
 {
     sim_state *st = state;
     sim_timeline *t = &st->sim->tl[mdev(state, dev)];
+    pthread_mutex_lock(&st->sim->lock);
     *graph = t->recording;
     t->recording = NULL;
+    pthread_mutex_unlock(&st->sim->lock);
+    pthread_mutex_unlock(&t->capture);
     return XO_OK;
 }
 
@@ -443,6 +463,8 @@ xo_status xo__sim_create(xo_context *ctx, const char *path)
         return st;
     }
     pthread_mutex_init(&s->lock, NULL);
+    for (int m = 0; m < XO_MAX_DEVICES; m++)
+        pthread_mutex_init(&s->tl[m].capture, NULL);
     ctx->sim = s;
     ctx->registry = sim_registry;
     ctx->clock_us = sim_clock;
@@ -454,8 +476,10 @@ void xo__sim_destroy(xo_context *ctx)
     xo__sim *s = ctx->sim;
     if (!s)
         return;
-    for (int m = 0; m < XO_MAX_DEVICES; m++)
+    for (int m = 0; m < XO_MAX_DEVICES; m++) {
         graph_free(s->tl[m].recording);
+        pthread_mutex_destroy(&s->tl[m].capture);
+    }
     s->cpu->shutdown(s->cpu_state);
     pthread_mutex_destroy(&s->lock);
     free(s);
