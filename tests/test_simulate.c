@@ -2,7 +2,8 @@
  * gives the recorded devices by their names (cuda works) with results computed on the
  * host; xo_clock_us advances exactly as a machine file says for a known sequence (issue
  * cost on the host, the kernel on the device's timeline, the wait and the transfer at a
- * read); twice the same program gives the same times; a bad file fails context creation
+ * read; a plan as one graph launch of its nodes); twice the same program gives the same
+ * times; a bad file fails context creation
  * with the file and the line.
  *
  * Usage: test_simulate H200_FILE SCRATCH_DIR */
@@ -180,6 +181,53 @@ static void test_clock_follows_recording(void **state)
     xo_context_destroy(ctx);
 }
 
+/* A plan forced onto the GPU runs as one graph of two nodes (the three element-wise ops
+ * fused into one chain, which takes its slowest step's time; then nrm2): per run the
+ * host pays the segment's launch (3 us) and xo_finish's wait on a busy queue (5 us), the
+ * device each node's kernel and per-node cost (2 x (100 + 1) us); the results are the
+ * ops'. */
+static void test_plan_graph(void **state)
+{
+    (void)state;
+    xo_context *ctx = simulated(write_machine("known.xom", k_known));
+    enum { N = 500 };
+    float x[N], y[N], got[N];
+    xot_fill_f(x, N, 5, -1, 1);
+    xot_fill_f(y, N, 6, -1, 1);
+    xo_buffer *bx = xot_buffer(ctx, x, sizeof x), *by = xot_buffer(ctx, y, sizeof y), *bn;
+    xot_assert_ok(xo_buffer_create(ctx, sizeof(float), &bn));
+    xot_assert_ok(xo_set_device(ctx, "cuda"));
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_saxpy(ctx, N, 2.0f, bx, 0, 1, by, 0, 1));
+    xot_assert_ok(xo_sscal(ctx, N, 0.5f, by, 0, 1));
+    xot_assert_ok(xo_saxpy(ctx, N, 1.0f, bx, 0, 1, by, 0, 1));
+    xot_assert_ok(xo_snrm2(ctx, N, by, 0, 1, bn, 0));
+    xo_plan *plan = NULL;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    for (int run = 0; run < 4; run++) {
+        double t0 = xo_clock_us(ctx);
+        xot_assert_ok(xo_plan_run(plan));
+        xot_assert_ok(xo_finish(ctx));
+        if (run >= 2 && xo_clock_us(ctx) - t0 != 3.0 + 2 * 101.0 + 5.0)
+            fail_msg("run %d took %.17g simulated us, want 210", run, xo_clock_us(ctx) - t0);
+        for (int i = 0; i < N; i++)
+            y[i] = (y[i] + 2.0f * x[i]) * 0.5f + x[i];
+    }
+    xot_assert_ok(xo_buffer_read(by, 0, got, sizeof got));
+    xot_assert_close_f(got, y, N, "the plan's four runs");
+    double sq = 0;
+    for (int i = 0; i < N; i++)
+        sq += (double)y[i] * y[i];
+    float norm;
+    xot_assert_ok(xo_buffer_read(bn, 0, &norm, sizeof norm));
+    xot_assert_close_f(&norm, &(float){(float)sqrt(sq)}, 1, "nrm2 in the plan");
+    xo_plan_destroy(plan);
+    xo_buffer_destroy(bn);
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+    xo_context_destroy(ctx);
+}
+
 /* A program of mixed ops under auto on the H200 file: its times, op counts and bytes
  * moved, twice. */
 static void run_program(double out[8])
@@ -295,6 +343,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_h200_devices),      cmocka_unit_test(test_h200_cuda_results),
         cmocka_unit_test(test_clock_follows_recording), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_files),         cmocka_unit_test(test_real_clock),
+        cmocka_unit_test(test_plan_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
