@@ -3,8 +3,7 @@
  * host; xo_clock_us advances exactly as a machine file says for a known sequence (issue
  * cost on the host, the kernel on the device's timeline, the wait and the transfer at a
  * read; a plan as one graph launch of its nodes); twice the same program gives the same
- * times; a bad file fails context creation
- * with the file and the line.
+ * times; a bad file fails context creation with the file and the line.
  *
  * Usage: test_simulate H200_FILE SCRATCH_DIR */
 #include "xo_test.h"
