@@ -31,6 +31,8 @@ static xo_status bad(const parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    if (p->line == 0) /* the file as a whole: not there, not a file, too big, empty */
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "XO_SIMULATE: machine file \"%s\": %s", p->path, why);
     return xo__error(XO_ERR_INVALID_ARGUMENT, "XO_SIMULATE: machine file \"%s\" line %d: %s", p->path, p->line, why);
 }
 
