@@ -311,25 +311,25 @@ static void measure_setup(xo__bench *b, const op_inst *in, int state, sampler *s
 {
     xo_context *ctx = b->ctx;
     const double warm_us = budget_us(b) / 5;
-    double r0 = xo__tool_now_us();
+    double r0 = xo_clock_us(ctx);
     xo_status s = inst_reset(in);
-    double reset = xo__tool_now_us() - r0;
-    double f0 = xo__tool_now_us();
+    double reset = xo_clock_us(ctx) - r0;
+    double f0 = xo_clock_us(ctx);
     if (s == XO_OK) s = call_once(ctx, in, state); /* the first call pays the one-time costs */
-    double w0 = xo__tool_now_us(), last = w0 - f0;
+    double w0 = xo_clock_us(ctx), last = w0 - f0;
     int w = 0;
     /* a call slower than the whole budget is its own warm-up (and per-call estimate) */
     if (last > budget_us(b)) w0 = f0, w = 1;
-    while (s == XO_OK && (w < 1 || (xo__tool_now_us() - w0 < warm_us && last < warm_us / 2))) {
-        double t0 = xo__tool_now_us();
+    while (s == XO_OK && (w < 1 || (xo_clock_us(ctx) - w0 < warm_us && last < warm_us / 2))) {
+        double t0 = xo_clock_us(ctx);
         s = call_once(ctx, in, state);
-        last = xo__tool_now_us() - t0;
+        last = xo_clock_us(ctx) - t0;
         w++;
     }
     if (s != XO_OK) return fail(sm, in, s);
     /* per call: the warm calls after the first; calls per sample, so that clock resolution
      * and jitter do not swamp tiny ops */
-    sm->per_call = (xo__tool_now_us() - w0) / (double)w;
+    sm->per_call = (xo_clock_us(ctx) - w0) / (double)w;
     sm->batch = sm->per_call > 0 ? (int)(MIN_SAMPLE_US / sm->per_call) + 1 : MAX_BATCH;
     if (sm->batch > MAX_BATCH) sm->batch = MAX_BATCH;
     sm->start_us = reset + sm->per_call * sm->batch;
@@ -360,9 +360,9 @@ static void measure_round(xo__bench *b, const op_inst *in, int state, int round,
     /* slow points (seconds per call): one sample per round once the round's budget is spent */
     while (n < max_reps && sm->n < MAX_REPS && (n < min_reps || spent < round_budget) &&
            !(n >= 1 && spent >= round_budget)) {
-        double t0 = xo__tool_now_us();
+        double t0 = xo_clock_us(ctx);
         for (int i = 0; i < sm->batch && s == XO_OK; i++) s = call_once(ctx, in, state);
-        double dt = xo__tool_now_us() - t0;
+        double dt = xo_clock_us(ctx) - t0;
         if (s != XO_OK) return fail(sm, in, s);
         sm->samples[sm->n++] = dt / sm->batch;
         n++;

@@ -287,15 +287,15 @@ static double run_slice(xo__bench *b, xo__bench_workload *w, int c, iter_fn iter
     for (int i = 0; s == XO_OK && i < warmup; i++) s = iter(b->ctx, st);
     if (s == XO_OK) s = xo_finish(b->ctx);
     if (s == XO_OK && is_auto) s = xo_stats_reset(b->ctx);
-    double t0 = xo__tool_now_us(), spent = 0;
+    double t0 = xo_clock_us(b->ctx), spent = 0;
     int iters = 0;
     while (s == XO_OK && (iters < 1 || spent < budget_us)) {
         s = iter(b->ctx, st);
         iters++;
-        spent = xo__tool_now_us() - t0;
+        spent = xo_clock_us(b->ctx) - t0;
     }
     if (s == XO_OK) s = xo_finish(b->ctx);
-    spent = xo__tool_now_us() - t0;
+    spent = xo_clock_us(b->ctx) - t0;
     if (s != XO_OK) {
         fprintf(stderr, "%sxo: bench: workload %s on %s: %s: %s\n", isatty(2) ? "\n" : "", w->name, b->cfg[c].spec,
                 xo_status_string(s), xo_last_error());
@@ -347,22 +347,24 @@ static xo__bench_workload *new_workload(xo__bench *b, const char *name, const ch
  * forced devices) and w->auto_over_best (median over the rounds both sampled of auto's rate
  * over best's within the round). */
 /* A slice of the CBLAS twin or of the plan: `warmup` untimed iterations, then timed ones
- * until `budget_us` is spent (then xo_finish, as the placements' slices end). Its rate, 0
- * on failure (said on stderr). */
-static double run_other_slice(xo__bench *b, const xo__bench_workload *w, const char *what, iter_fn fn, void *st,
-                              int warmup, double budget_us, double units)
+ * until `budget_us` is spent (then xo_finish, as the placements' slices end), by
+ * xo_clock_us(clock): the plan's on its context (a simulated machine's under XO_SIMULATE),
+ * the twin's on the real one (NULL: CBLAS never leaves this machine). Its rate, 0 on
+ * failure (said on stderr). */
+static double run_other_slice(xo__bench *b, const xo__bench_workload *w, const char *what, xo_context *clock,
+                              iter_fn fn, void *st, int warmup, double budget_us, double units)
 {
     xo_status s = XO_OK;
     for (int i = 0; s == XO_OK && i < warmup; i++) s = fn(b->ctx, st);
-    double t0 = xo__tool_now_us(), spent = 0;
+    double t0 = xo_clock_us(clock), spent = 0;
     int iters = 0;
     while (s == XO_OK && (iters < 1 || spent < budget_us)) {
         s = fn(b->ctx, st);
         iters++;
-        spent = xo__tool_now_us() - t0;
+        spent = xo_clock_us(clock) - t0;
     }
     if (s == XO_OK) s = xo_finish(b->ctx);
-    spent = xo__tool_now_us() - t0;
+    spent = xo_clock_us(clock) - t0;
     if (s != XO_OK) {
         fprintf(stderr, "%sxo: bench: workload %s as %s: %s: %s\n", isatty(2) ? "\n" : "", w->name, what,
                 xo_status_string(s), xo_last_error());
@@ -401,13 +403,13 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
     for (int round = 0; round < rounds; round++) {
         if (has_twin)
             twin_rate[round] =
-                run_other_slice(b, w, "plain CBLAS", fm->twin, fm->twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
+                run_other_slice(b, w, "plain CBLAS", NULL, fm->twin, fm->twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
         /* the plan samples the rounds auto samples (a slow workload's auto every 2nd, 4th
          * round: bench_workloads.c's strides), so that plan/eager pairs every round it can */
         if (has_plan && (round == 0 || !cf[au].stride || round % cf[au].stride == 0)) {
             xo__bench_use_config(b, au); /* placed at capture; a re-placement would use auto */
             /* warm-up in round 0 only: a plan's placement is fixed and its buffers its own */
-            plan_rate[round] = run_other_slice(b, w, "a plan", fm->plan_iter, fm->plan_st, round == 0 ? warmup : 0,
+            plan_rate[round] = run_other_slice(b, w, "a plan", b->ctx, fm->plan_iter, fm->plan_st, round == 0 ? warmup : 0,
                                                budget_us / rounds, units);
             if (plan_rate[round] <= 0) {
                 w->plan_check = XO_BENCH_PLAN_ERROR;

@@ -1,5 +1,6 @@
 /* xo info: every device with every xo_device_info field, and where its profile came from. */
 #include "xo_tool.h"
+#include "xo_sim.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +43,10 @@ const char *xo__tool_profile_source(const xo_context *ctx, int dev, time_t since
                                     char *path, size_t cap)
 {
     path[0] = '\0';
+    if (ctx->sim) {
+        snprintf(path, cap, "%s", xo__sim_path(ctx));
+        return "the machine file (simulated)";
+    }
     if (ctx->calibrate == XO_CALIBRATE_OFF) return "built-in defaults (XO_CALIBRATE=off)";
     if (!ctx->cache_dir[0]) return "built-in defaults (no usable cache directory)";
 
@@ -82,6 +87,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
     int n = xo_device_count(ctx);
     fprintf(f, "crossover %s: %d device%s\n", XO_VERSION_STRING, n, n == 1 ? "" : "s");
     fprintf(f, "profile cache: %s\n", ctx->cache_dir[0] ? ctx->cache_dir : "(none)");
+    if (ctx->sim)
+        fprintf(f, "simulated: every device below is simulated from the machine file %s (XO_SIMULATE)\n",
+                xo__sim_path(ctx));
     for (int d = 0; d < n; d++) {
         xo_device_info in;
         char spec[64], path[XO_PATH_MAX];

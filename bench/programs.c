@@ -12,7 +12,9 @@
  *   [--paired]                auto and every forced placement in this one process, taking
  *                             turns in 100 ms slices (each its own context and copy of the
  *                             program); S is each placement's share. Prints a line per
- *                             placement and `... paired: auto / best forced (DEVICE) R ...` */
+ *                             placement and `... paired: auto / best forced (DEVICE) R ...`
+ *   [--plan]                  one iteration captured (xo_capture_begin/end) under the
+ *                             placement in force, then run as a plan each iteration */
 #include "bench.h"
 
 #include <math.h>
@@ -163,7 +165,28 @@ typedef struct program {
     mlp m;
     void *st;
     iter_fn iter;
+    xo_plan *plan; /* --plan: one iteration captured, run as a plan */
 } program;
+
+static xo_status plan_iter(xo_context *ctx, void *st)
+{
+    (void)ctx;
+    return xo_plan_run(st);
+}
+
+/* --plan: the next iteration captured (under the placement in force), then the program
+ * is that plan, run once per iteration (its first run places it: not timed). */
+static xo_status program_capture(xo_context *ctx, program *p)
+{
+    xo_status s = xo_capture_begin(ctx);
+    if (s != XO_OK) return s;
+    s = p->iter(ctx, p->st);
+    xo_status e = xo_capture_end(ctx, &p->plan);
+    if (s == XO_OK) s = e;
+    if (s != XO_OK) return s;
+    s = xo_plan_run(p->plan);
+    return s == XO_OK ? xo_finish(ctx) : s;
+}
 
 static xo_status program_new(xo_context *ctx, char name, size_t batch, program *p)
 {
@@ -190,6 +213,7 @@ static xo_status program_new(xo_context *ctx, char name, size_t batch, program *
 
 static void program_free(program *p)
 {
+    xo_plan_destroy(p->plan);
     if (p->name == 'm') mlp_free(&p->m);
     else if (p->name == 'r' && p->st) xo__bench_rnn_free(p->st);
     else if (p->st) xo__bench_ode_free(p->st, 0);
@@ -199,13 +223,13 @@ static void program_free(program *p)
 static xo_status program_run(xo_context *ctx, program *p, double us, long *iters, double *spent_us)
 {
     xo_status s = XO_OK;
-    double start = xo__now_us(), now = start;
+    double start = xo_clock_us(ctx), now = start; /* the simulated machine's under XO_SIMULATE */
     long n = 0;
     do {
         s = p->iter(ctx, p->st);
         if (s == XO_OK) s = xo_finish(ctx);
         n++;
-        now = xo__now_us();
+        now = xo_clock_us(ctx);
     } while (s == XO_OK && now - start < us);
     *iters += n;
     *spent_us += now - start;
@@ -297,15 +321,22 @@ static int paired(char name, size_t batch, const char *label, double seconds)
             ratios[b - 1] = t;
         }
     /* where auto ran its ops: the share on the best forced placement's device */
-    uint64_t all = 0, there = 0;
-    int bestdev = -1;
+    uint64_t all = 0, there = 0, ops[XO_MAX_DEVICES] = {0};
+    int bestdev = -1, ndev = xo_device_count(ctx[0]);
     if (xo_device_find(ctx[0], spec[besti], &bestdev) != XO_OK) goto fail;
-    for (int d = 0; d < xo_device_count(ctx[0]); d++) {
+    for (int d = 0; d < ndev; d++) {
         xo_stats st;
         if (xo_stats_get(ctx[0], d, &st) != XO_OK) goto fail;
-        all += st.ops;
+        all += ops[d] = st.ops;
         if (d == bestdev) there = st.ops;
     }
+    printf("%s auto's ops by device:", label);
+    for (int d = 0; d < ndev; d++) {
+        xo_device_info in;
+        if (xo_device_get_info(ctx[0], d, &in) != XO_OK) goto fail;
+        printf(" %s %.1f%%", in.plugin, all ? 100.0 * (double)ops[d] / (double)all : 0.0);
+    }
+    printf("\n");
     printf("%s paired: auto / best forced (%s) %.3f over %d rounds of %.0f ms slices; "
            "per round: median %.3f, quartiles %.3f-%.3f; auto ran %.1f%% of its ops there\n",
            label, spec[besti], (double)iters[0] / (spent[0] * 1e-6) / best, rounds, SLICE_MS,
@@ -322,7 +353,7 @@ fail:
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S] [--paired]\n");
+    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S] [--paired | --plan]\n");
     return 2;
 }
 
@@ -332,7 +363,7 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     size_t batch = 0;
     double seconds = 2.0;
-    int a = 2, pair = 0;
+    int a = 2, pair = 0, plan = 0;
     if (strcmp(name, "mlp") == 0 || strcmp(name, "rnn") == 0) {
         if (argc < 3 || (batch = strtoul(argv[2], NULL, 10)) == 0) return usage();
         a = 3;
@@ -342,10 +373,12 @@ int main(int argc, char **argv)
     for (; a < argc; a++) {
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
         else if (strcmp(argv[a], "--paired") == 0) pair = 1;
+        else if (strcmp(argv[a], "--plan") == 0) plan = 1;
         else return usage();
     }
     char label[32];
     snprintf(label, sizeof label, "%s%s%s", name, batch ? " b" : "", batch ? argv[2] : "");
+    if (pair && plan) return usage();
     if (pair) return paired(name[0], batch, label, seconds);
 
     double t0 = xo__now_us();
@@ -360,15 +393,23 @@ int main(int argc, char **argv)
     long n = 0;
     double spent = 0;
     s = program_new(ctx, name[0], batch, &p);
-    if (s == XO_OK) s = program_run(ctx, &p, seconds * 1e6, &n, &spent);
+    if (s == XO_OK && plan) s = program_capture(ctx, &p);
+    if (s == XO_OK && plan) {
+        program q = p; /* the plan runs on the program's buffers */
+        q.iter = plan_iter;
+        q.st = p.plan;
+        s = program_run(ctx, &q, seconds * 1e6, &n, &spent);
+    } else if (s == XO_OK) {
+        s = program_run(ctx, &p, seconds * 1e6, &n, &spent);
+    }
     if (s != XO_OK) {
         fprintf(stderr, "xo_programs: %s failed: %s\n", name, xo_last_error());
         program_free(&p);
         xo_context_destroy(ctx);
         return 1;
     }
-    printf("%s %.2f it/s (%ld iterations, context create %.0f ms)\n", label, (double)n / (spent * 1e-6), n,
-           create_ms);
+    printf("%s%s %.2f it/s (%ld iterations, context create %.0f ms)\n", label, plan ? " plan" : "",
+           (double)n / (spent * 1e-6), n, create_ms);
     program_free(&p);
     xo_context_destroy(ctx);
     return 0;

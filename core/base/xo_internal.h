@@ -246,7 +246,7 @@ typedef struct xo__device {
     int measure_later;   /* its profile is a stand-in or untrusted: 1 background calibration measures it;
                           * 2 measured when asked (a device on the host's cores: xo info, xo calibrate) */
     int cached;          /* its profile was read from the cache (the run's timings cross-check it) */
-    _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__now_us ns); 0: idle */
+    _Atomic uint64_t busy_until_ns; /* predicted end of the work queued there (xo__clock_us ns); 0: idle */
 } xo__device;
 
 typedef struct xo__fault {
@@ -315,7 +315,15 @@ struct xo_context {
     int plan_eager;  /* XO_PLAN=eager: plans run their recorded calls as eager calls */
     uint64_t tick0;  /* xo__ticks() and xo__now_us() at creation: the tick rate */
     double us0;
+    /* XO_SIMULATE (core/sim/): the simulation, the plugins of its devices (in place of
+     * xo__plugin_registry; NULL: the compiled-in ones) and its clock (NULL: the real one). */
+    struct xo__sim *sim;
+    const xo_plugin *(*const *registry)(void);
+    double (*clock_us)(const xo_context *ctx);
 };
+/* The context's clock (xo_clock_us): the simulated machine's under XO_SIMULATE. Every
+ * time that placement compares with another (queued work) is read from it. */
+static inline double xo__clock_us(const xo_context *ctx) { return ctx->clock_us ? ctx->clock_us(ctx) : xo__now_us(); }
 /* ---- the device layer (device.c): the plugins and every call into them ------------ */
 
 /* The plugin names specs, XO_PLUGINS and XO_FAULTS accept, NULL-terminated: cpu, opencl,

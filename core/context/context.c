@@ -2,6 +2,7 @@
 #include "xo_env.h"
 #include "xo_ops.h"
 #include "xo_plan.h"
+#include "xo_sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@ static void context_free(xo_context *ctx)
 {
     xo__background_stop(ctx); /* before the devices it may still publish into go away */
     xo__devices_close(ctx);
+    xo__sim_destroy(ctx); /* after its devices: they compute through its CPU plugin */
     xo__correction_destroy(ctx->correction);
     xo__summary_free(ctx);
     xo__record_free(ctx);
@@ -60,9 +62,14 @@ static xo_status create(xo_context **out, int private_)
     ctx->capture_io = xo__capture_io;
     ctx->plan_buffer_gone = xo__plan_buffer_gone;
 
-    xo__devices_open(ctx, env.plugin_mask);
     xo_status st = XO_OK;
-    if (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0)
+    /* A private context of a simulation's would measure the real machine: none is made
+     * (calibration under simulation takes the file's profiles). */
+    if (env.simulate[0] && !private_)
+        st = xo__sim_create(ctx, env.simulate);
+    if (st == XO_OK)
+        xo__devices_open(ctx, env.plugin_mask);
+    if (st == XO_OK && (ctx->ndev == 0 || strcmp(ctx->dev[0].info.plugin, "cpu") != 0))
         st = xo__error(XO_ERR_DEVICE, "xo_context_create: the cpu plugin found no host CPU device");
     int forced = -1;
     if (st == XO_OK)
@@ -75,9 +82,11 @@ static xo_status create(xo_context **out, int private_)
         st = xo__summary_create(ctx);
     if (st == XO_OK && !(ctx->stat_slots = calloc(XO_STAT_SLOTS, sizeof *ctx->stat_slots)))
         st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_context_create: out of host memory");
-    if (st == XO_OK)
+    if (st == XO_OK && ctx->sim)
+        xo__sim_profiles(ctx);
+    else if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
-    if (st == XO_OK && ctx->calibrate == XO_CALIBRATE_AUTO) /* provisional profiles: measured meanwhile */
+    if (st == XO_OK && ctx->calibrate == XO_CALIBRATE_AUTO && !ctx->sim) /* provisional profiles: measured meanwhile */
         xo__background_start(ctx);
     if (st != XO_OK) {
         char saved[XO_ERROR_MAX];
@@ -88,7 +97,7 @@ static xo_status create(xo_context **out, int private_)
     }
     atomic_store(&ctx->forced, forced);
     /* Fault injection goes through the checks of the full path. */
-    ctx->fast_dispatch = ctx->nfaults == 0;
+    ctx->fast_dispatch = ctx->nfaults == 0 && !ctx->sim; /* a simulation's CPU ops keep its clock */
     /* The host device's CBLAS-style entries for the fast paths, if its plugin has them. */
     const xo_plugin *host_pl = ctx->dev[0].plugin;
     if (ctx->dev[0].info.kind == XO_DEVICE_CPU && host_pl->get_proc_address)
@@ -120,6 +129,8 @@ void xo_context_destroy(xo_context *ctx)
     xo__profiles_crosscheck(ctx); /* the run's timings against the cached profiles */
     context_free(ctx);
 }
+
+double xo_clock_us(xo_context *ctx) { return ctx ? xo__clock_us(ctx) : xo__now_us(); }
 
 int xo_device_count(const xo_context *ctx) { return ctx ? ctx->ndev : 0; }
 

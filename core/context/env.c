@@ -191,6 +191,8 @@ xo_status xo__env_read(xo__env *env)
     if ((v = getenv("XO_FAULTS")) != NULL)
         XO_RETURN_IF_ERROR(parse_faults(v, env));
     XO_RETURN_IF_ERROR(cache_dir(env));
+    if ((v = getenv("XO_SIMULATE")) != NULL && *v)
+        XO_RETURN_IF_ERROR(copy_whole("XO_SIMULATE", v, "", env->simulate, sizeof env->simulate));
     v = getenv("XO_DEVICE");
     env->device_set = v != NULL;
     return copy_whole("XO_DEVICE", v ? v : "auto", "", env->device, sizeof env->device);

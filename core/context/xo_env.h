@@ -16,6 +16,7 @@ typedef struct xo__env {
     char cache_dir[XO_CACHE_DIR_MAX + 1];
     char device[XO_SPEC_MAX + 1];
     int device_set;
+    char simulate[XO_PATH_MAX]; /* XO_SIMULATE: a machine file to simulate; "": none */
 } xo__env;
 
 /* Read and validate every XO_* variable; the failure names the variable. */

@@ -142,12 +142,13 @@ void xo__devices_open(xo_context *ctx, unsigned plugin_mask)
 {
     const char *names[XO_MAX_PLUGIN_NAMES + 1];
     xo__plugin_names(names);
+    const xo_plugin *(*const *registry)(void) = ctx->registry ? ctx->registry : xo__plugin_registry;
     int nreg = 0;
-    while (xo__plugin_registry[nreg])
+    while (registry[nreg])
         nreg++;
-    /* The registry's plugins, then the test hook's. */
+    /* The registry's plugins (a simulation's, or the compiled-in ones), then the test hook's. */
     for (int r = 0; r <= nreg && ctx->nplugins < XO_MAX_PLUGINS; r++) {
-        const xo_plugin *pl = r < nreg ? xo__plugin_registry[r]() : xo__test_plugin ? xo__test_plugin() : NULL;
+        const xo_plugin *pl = r < nreg ? registry[r]() : xo__test_plugin && !ctx->registry ? xo__test_plugin() : NULL;
         if (!pl || !pl->name)
             continue;
         int idx = xo__word_index(names, pl->name, strlen(pl->name));

@@ -107,7 +107,7 @@ void xo__queue_add(xo_context *ctx, int d, double us)
     if (!(us > 0))
         return;
     _Atomic uint64_t *until = &ctx->dev[d].busy_until_ns;
-    uint64_t now = (uint64_t)(xo__now_us() * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
+    uint64_t now = (uint64_t)(xo__clock_us(ctx) * 1e3), old = atomic_load_explicit(until, memory_order_relaxed), next;
     do
         next = (old > now ? old : now) + (uint64_t)(us * 1e3);
     while (!atomic_compare_exchange_weak_explicit(until, &old, next, memory_order_relaxed, memory_order_relaxed));
@@ -127,6 +127,8 @@ void xo__record_decision(xo_context *ctx, const xo_op_desc *desc, int cls, const
 
 double xo__ticks_to_us(const xo_context *ctx, uint64_t ticks)
 {
+    if (ctx->clock_us) /* simulated: every busy time is the machine file's (drained), none this machine's */
+        return 0.0;
     double us = xo__now_us() - ctx->us0;
     uint64_t t = xo__ticks() - ctx->tick0;
     return (us > 0 && t > 0) ? (double)ticks * us / (double)t : 0.0;

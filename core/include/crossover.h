@@ -313,6 +313,13 @@ XO_API xo_status xo_plan_run(xo_plan *plan);
 XO_API void xo_plan_destroy(xo_plan *plan);             /* NULL: no-op; waits for a run */
 XO_API xo_status xo_plan_describe(const xo_plan *plan, char *text, size_t size);
 
+/* ---- the clock (0.5) ------------------------------------------------------------ */
+
+/* Monotonic microseconds: the real clock, or under XO_SIMULATE=FILE the simulated
+ * machine's (docs/machines/README.md), so that a program timing itself with it gets the
+ * recorded machine's rates. NULL ctx: the real clock. */
+XO_API double xo_clock_us(xo_context *ctx);
+
 #ifdef __cplusplus
 }
 #endif

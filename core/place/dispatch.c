@@ -246,7 +246,7 @@ static int queue_waits(const xo_context *ctx, double *wait)
         if (!until)
             continue;
         if (now < 0)
-            now = xo__now_us();
+            now = xo__clock_us(ctx);
         double w = (double)until * 1e-3 - now;
         if (w > 0) {
             wait[d] = w;

@@ -248,7 +248,7 @@ xo_status xo_plan_run(xo_plan *p)
         return xo__error(XO_ERR_INVALID_ARGUMENT,
                          "xo_plan_run: a buffer the plan uses was destroyed: %s; nothing was run", name);
     }
-    uint64_t t0 = ctx->summary ? xo__ticks() : 0; /* measured per run: the summary's only */
+    double t0 = ctx->summary ? xo__clock_us(ctx) : 0; /* measured per run: the summary's only */
     int stat_slot = p->nops ? xo__thread_stat_slot(ctx) : -1;
     int eager = ctx->plan_eager;
     int fast = ctx->fast_dispatch && atomic_load_explicit(&xo__log_level, memory_order_relaxed) < XO_LOG_DECISIONS;
@@ -310,7 +310,7 @@ xo_status xo_plan_run(xo_plan *p)
     }
     p->runs++;
     if (ctx->summary)
-        p->run_ticks += xo__ticks() - t0;
+        p->run_us += xo__clock_us(ctx) - t0;
     if (ctx->summary && st == XO_OK && !eager) /* the per-op table counts the plan's ops too */
         for (int i = 0; i < p->nsteps; i++)
             if (p->steps[i].kind == XO_STEP_OP)
@@ -349,7 +349,7 @@ void xo_plan_destroy(xo_plan *p)
                          "plan: %d ops in %d steps, %d fused ops, %llu runs, predicted %.2f us per run, measured %.2f "
                          "us per run",
                          p->nops, xo__plan_nsteps(p), p->nfused, (unsigned long long)p->runs, p->total_us,
-                         p->runs ? xo__ticks_to_us(ctx, p->run_ticks) / (double)p->runs : 0.0);
+                         p->runs ? p->run_us / (double)p->runs : 0.0);
         if (p->fuse_missed && n > 0 && (size_t)n < sizeof line)
             snprintf(line + n, sizeof line - (size_t)n,
                      ", groups left unfused by an allocation failure: %d (%d now, fused again after a wait)",

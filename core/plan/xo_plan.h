@@ -113,7 +113,7 @@ struct xo_plan {
     /* runs */
     pthread_mutex_t run_lock;
     uint64_t runs;
-    uint64_t run_ticks; /* xo__ticks() the runs took */
+    double run_us;      /* xo__clock_us() the runs took (XO_LOG=summary) */
 };
 
 /* This thread's capture on ctx, or NULL (plan_recorder.c). */

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["context", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
+LAYERS = ["context", "sim", "plan", "ops", "place", "calibrate", "exec", "device", "base"]  # top to bottom
 
 
 def sccs(nodes, edges):

@@ -1,0 +1,20 @@
+# XO_SIMULATE (docs/machines/README.md): the recorded H200 of docs/machines/, simulated on
+# whatever machine runs the tests. Label `simulated`.
+set(XO_H200 ${PROJECT_SOURCE_DIR}/docs/machines/h200.xom)
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/simulate)
+# The file parses, cuda works with correct results, the clock follows the recording step
+# by step, twice the same program gives the same times, bad files name file and line.
+xo_add_test(test_simulate SOURCES test_simulate.c LIBS xo_testutil m LABELS simulated
+            ARGS ${XO_H200} ${CMAKE_CURRENT_BINARY_DIR}/simulate ENV XO_CALIBRATE=off)
+# The bench's programs, unchanged, against their CBLAS twins on the simulated H200 (the
+# OpenCL cases skip: that machine has no OpenCL device in its file).
+xo_add_test(test_programs_h200 EXE test_programs LABELS simulated ENV XO_SIMULATE=${XO_H200} XO_ZERO_COPY=off)
+# xo_programs, unchanged, runs each program paired (auto, forced cpu, forced cuda) on it.
+if(TARGET xo_programs)
+  foreach(prog "rnn;100" "mlp;1" "mlp;256" "ode") # (rnn b10000: a minute of host compute)
+    string(REPLACE ";" "_" pname "${prog}")
+    add_test(NAME xo_programs_h200_${pname} COMMAND xo_programs ${prog} --paired --seconds 0.05)
+    set_tests_properties(xo_programs_h200_${pname} PROPERTIES LABELS simulated
+      ENVIRONMENT "XO_SIMULATE=${XO_H200};XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/xo_programs_h200")
+  endforeach()
+endif()
