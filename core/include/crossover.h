@@ -311,6 +311,8 @@ XO_API xo_status xo_capture_end(xo_context *ctx, xo_plan **out);
 XO_API xo_status xo_plan_run(xo_plan *plan);
 XO_API void xo_plan_destroy(xo_plan *plan);             /* NULL: no-op; waits for a run */
 XO_API xo_status xo_plan_describe(const xo_plan *plan, char *text, size_t size);
+XO_API size_t xo_plan_describe_size(const xo_plan *plan); /* bytes xo_plan_describe needs, the
+                                                           NUL included; 0 for NULL */
 
 #ifdef __cplusplus
 }
