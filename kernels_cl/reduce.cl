@@ -23,7 +23,7 @@ inline real xo_identity(const int op)
 
 inline real xo_combine(const int op, const real u, const real v)
 {
-    return op == XO_SUM ? u + v : (v > u ? v : u);
+    return op == XO_SUM ? u + v : XO_F_MAX(v, u); /* xo_formulas.h: NaN wins */
 }
 
 /* Tree over the work-group's values in scratch; the result ends in scratch[0]. */

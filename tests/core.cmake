@@ -12,7 +12,8 @@ xo_target_warnings(xo_testutil)
 # (cpu, opencl, cuda, auto; none: every device) and exits 77 when that device is absent.
 # It is a target of its own so other fragments register it too (tests/cuda.cmake:
 # EXE test_conformance ARGS cuda).
-add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c)
+add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c
+  test_conformance_max.c)
 target_compile_definitions(test_conformance PRIVATE _GNU_SOURCE)
 target_link_libraries(test_conformance PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
 xo_target_warnings(test_conformance)

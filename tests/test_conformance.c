@@ -80,6 +80,7 @@ static int run_suite(const char *label)
         cmocka_unit_test(conformance_disjoint_same_buffer),
     };
     int failed = _cmocka_run_group_tests(label, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+    failed += conformance_max(label);      /* test_conformance_max.c */
     return failed + conformance_nn(label); /* the 0.3 ops: test_conformance_nn.c */
 }
 

@@ -20,4 +20,6 @@ void conformance_disjoint_same_buffer(void **state);
 
 /* The 0.3 ops' suite on the device under test; returns the number of failures. */
 int conformance_nn(const char *label);
+/* test_conformance_max.c: the NaN rule of every max, and argmax; the number of failures. */
+int conformance_max(const char *label);
 #endif

@@ -373,7 +373,7 @@ typedef unsigned long long u64;
                 T acc = op == 0 ? 0 : x[0];                                                   \
                 for (u64 t = 0; t < BLOCK; t++)                                               \
                     for (u64 i = b * BLOCK + t; i < n; i += stride)                           \
-                        acc = op == 0 ? acc + x[i] : (x[i] > acc ? x[i] : acc);               \
+                        acc = op == 0 ? acc + x[i] : XO_F_MAX(x[i], acc);                     \
                 out[b] = acc;                                                                 \
             }                                                                                 \
         } else {                                                                              \
@@ -425,7 +425,7 @@ MOCK_CHAIN(double, f64)
 #define INT(i) (*(int *)p[i])
 #define SCALAR(T, i) (*(T *)p[i])
 #define GRID_STRIDE(i, n) for (u64 t = 0; t < gx * BLOCK; t++) for (u64 i = t; i < (n); i += gx * BLOCK)
-#define FOLD(sum, acc, v) ((sum) ? (acc) + (v) : ((v) > (acc) ? (v) : (acc)))
+#define FOLD(sum, acc, v) ((sum) ? (acc) + (v) : XO_F_MAX(v, acc))
 #define COLS_TILE 32ull
 #define COLS_LANES (BLOCK / COLS_TILE)
 

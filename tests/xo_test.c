@@ -86,7 +86,7 @@ static double binary1(xo_binary_op op, double a, double b)
     case XO_SUB: return a - b;
     case XO_MUL: return a * b;
     case XO_DIV: return a / b;
-    case XO_MAX: return a > b ? a : b;
+    case XO_MAX: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
     case XO_BINARY_OP_COUNT: break; /* not an op */
     }
     return NAN;
@@ -175,9 +175,9 @@ static double binary1(xo_binary_op op, double a, double b)
             for (size_t i = 0; i < n; i++) s += x[i];                                         \
             return (T)s;                                                                      \
         }                                                                                     \
-        T m = n ? x[0] : (T)0;                                                                \
+        T m = n ? x[0] : (T)0; /* a NaN anywhere gives NaN */                                 \
         for (size_t i = 1; i < n; i++)                                                        \
-            if (x[i] > m) m = x[i];                                                           \
+            if (x[i] > m || isnan(x[i])) m = isnan(m) ? m : x[i];                             \
         return m;                                                                             \
     }
 
@@ -255,7 +255,7 @@ XOT_REF_DEF(double, d)
             double acc = 0;                                                                   \
             for (size_t i = 0; i < over; i++) {                                               \
                 double v = axis == 0 ? x[i * ldx + r] : x[r * ldx + i];                       \
-                acc = op == XO_SUM ? acc + v : (i == 0 || v > acc ? v : acc);                 \
+                acc = op == XO_SUM ? acc + v : (i == 0 || v > acc || isnan(v) ? v : acc);      \
             }                                                                                 \
             out[r] = (T)acc;                                                                  \
         }                                                                                     \

@@ -32,6 +32,9 @@
 #define XO_F_SUB(a, b) ((a) - (b))
 #define XO_F_MUL(a, b) ((a) * (b))
 #define XO_F_DIV(a, b) ((a) / (b))
-#define XO_F_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* A NaN in either operand gives NaN (x != x only for NaN), so a max reduction folding
+ * with it gives NaN wherever the NaN stands, in whatever order a device folds; on ties it
+ * is b. Every max of every device is this one, element-wise and in reductions. */
+#define XO_F_MAX(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
 
 #endif

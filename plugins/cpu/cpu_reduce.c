@@ -26,7 +26,7 @@
     ATTR static double max_##SUF(const T *x, size_t n)                                               \
     {                                                                                                \
         T m = x[0];                                                                                  \
-        for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                      \
+        for (size_t i = 1; i < n; i++) m = XO_F_MAX(x[i], m);                                         \
         return m;                                                                                    \
     }                                                                                                \
     /* sum of exp(x[j] - mx) over a row, through a scratch block (x is only read) */                 \
@@ -96,7 +96,7 @@
             for (size_t j = j0; j < j1; j++) out[j] = x[j];                                          \
             for (size_t i = 1; i < rows; i++) {                                                      \
                 const T *xr = x + i * ldx;                                                           \
-                for (size_t j = j0; j < j1; j++) out[j] = xr[j] > out[j] ? xr[j] : out[j];           \
+                for (size_t j = j0; j < j1; j++) out[j] = XO_F_MAX(xr[j], out[j]);                    \
             }                                                                                        \
             return;                                                                                  \
         }                                                                                            \

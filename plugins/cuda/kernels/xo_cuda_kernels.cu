@@ -127,14 +127,14 @@ __device__ __forceinline__ void xo_reduce_impl(const T *x, xo_u64 n, int op, T *
     T acc = sum ? T(0) : x[0];
     for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + tid; i < n; i += stride) {
         const T v = x[i];
-        acc = sum ? acc + v : (v > acc ? v : acc);
+        acc = sum ? acc + v : T(XO_F_MAX(v, acc));
     }
     part[tid] = acc;
     __syncthreads();
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (tid < s) {
             const T o = part[tid + s];
-            part[tid] = sum ? part[tid] + o : (o > part[tid] ? o : part[tid]);
+            part[tid] = sum ? part[tid] + o : T(XO_F_MAX(o, part[tid]));
         }
         __syncthreads();
     }
@@ -300,7 +300,7 @@ xo_nrm2_f64(const double *x, xo_u64 n, xo_u64 inc, double *out, int stage)
 template <typename T>
 __device__ __forceinline__ T xo_fold(bool sum, T acc, T v)
 {
-    return sum ? acc + v : (v > acc ? v : acc);
+    return sum ? acc + v : T(XO_F_MAX(v, acc));
 }
 
 /* Fold one value per thread across the block (every thread calls it, same `sum`); all
