@@ -58,6 +58,11 @@ xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal 
             ENV XO_ZERO_COPY=off)
 target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
 add_dependencies(test_place xo)
+# xo explain takes an op from its map row alone (argmax: ROWS COLS), in both precisions.
+add_test(NAME tool_explain_argmax COMMAND sh -c "$<TARGET_FILE:xo> explain sargmax 64 10 && $<TARGET_FILE:xo> explain dargmax 3 5")
+set_tests_properties(tool_explain_argmax PROPERTIES
+  ENVIRONMENT "XO_CALIBRATE=off;XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/tool_explain_argmax"
+  PASS_REGULAR_EXPRESSION "op: sargmax 64 10 .*op: dargmax 3 5 .*chosen:")
 # XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
 xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # OpenBLAS's core and the thread count in the CPU's identity, and the warning for a core

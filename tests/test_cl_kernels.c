@@ -9,6 +9,7 @@
  *   xo_reduce_partial/_final, xo_nrm2_*        reduce, nrm2 over several work groups
  *   xo_reduce_axis, xo_softmax                 both axes; softmax and log-softmax
  *   xo_softmax_xent                            loss and gradient, an ignored row
+ *   xo_argmax                                  a NaN row, a tie
  * Small enough for Oclgrind (tests/oclgrind.sh, which also checks that every kernel of
  * kernels_cl/ ran); also run on the default OpenCL device. Usage: test_cl_kernels [SPEC]
  * (default "opencl"); exit 77 when there is no such device. */
@@ -252,6 +253,27 @@ static void test_reductions(void **state)
             check(bloss, want_loss, M + 2, "softmax_xent", "loss");
             xo_buffer_destroy(bl);
             xo_buffer_destroy(bloss);
+        }
+        { /* argmax of M x N rows (ldx LD) into idx at 1: a NaN in row 1, a tie in row 2 */
+            double a[MLEN];
+            memcpy(a, m, sizeof a);
+            a[OFF + LD + N - 2] = NAN;
+            a[OFF + LD + N - 1] = NAN;
+            a[OFF + 2 * LD + 1] = a[OFF + 2 * LD + 7] = 9;
+            xo_buffer *ba = buffer_of(a, MLEN), *bi;
+            int32_t idx[M + 2], want_idx[M + 2];
+            for (int i = 0; i < M + 2; i++) idx[i] = want_idx[i] = -7;
+            xot_assert_ok(xo_buffer_create(g_ctx, sizeof idx, &bi));
+            xot_assert_ok(xo_buffer_write(bi, 0, idx, sizeof idx));
+            xot_ref_dargmax(M, N, a + OFF, LD, want_idx + 1);
+            xot_assert_ok(XO_CALL(argmax, g_ctx, M, N, ba, OFF, LD, bi, 1));
+            xot_assert_decision(g_ctx, g_dbl ? "dargmax" : "sargmax", g_dev, 1);
+            xot_assert_ok(xo_buffer_read(bi, 0, idx, sizeof idx));
+            assert_memory_equal(idx, want_idx, sizeof idx);
+            assert_int_equal(want_idx[2], N - 2);
+            assert_int_equal(want_idx[3], 1);
+            xo_buffer_destroy(ba);
+            xo_buffer_destroy(bi);
         }
         xo_buffer_destroy(bx);
         xo_buffer_destroy(bm);

@@ -1,8 +1,9 @@
 /* Conformance of every max on the device under test (test_conformance.c forces it): a
  * NaN anywhere among the elements a max folds makes the result NaN, wherever the NaN
  * stands (first, middle, last), so a result never depends on where it ran. Eagerly and
- * in a plan (whose element-wise chains are fused). Single and double precision: host
- * data is double, converted to the precision of the op. */
+ * in a plan (whose element-wise chains are fused). argmax follows the same rule as an
+ * index: the first NaN wins, else the first of equal maxima. Single and double
+ * precision: host data is double (values a float holds), converted to the op's. */
 #include "test_conformance.h"
 
 #include <math.h>
@@ -85,7 +86,7 @@ static void fill(double *h, size_t n, uint64_t seed)
 static void test_reduce_max_nan(void **state)
 {
     (void)state;
-    static const size_t ns[] = {1, 2, 7, 130, 1000, 4099};
+    static const size_t ns[] = {1, 2, 7, 130, 1000, 4099, 300001};
     for (int fp64 = 0; fp64 <= g_fp64; fp64++)
         for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
             for (int where = 0; where < 4; where++) { /* NaN first, middle, last; none */
@@ -240,6 +241,111 @@ static void test_plan_max_nan(void **state)
     }
 }
 
+/* ---- argmax ---------------------------------------------------------------------------- */
+
+static xo_status argmax(int fp64, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx,
+                        size_t idx_off)
+{
+    return fp64 ? xo_dargmax(g_ctx, rows, cols, x, x_off, ldx, idx, idx_off)
+                : xo_sargmax(g_ctx, rows, cols, x, x_off, ldx, idx, idx_off);
+}
+
+/* Row r of a rows x cols matrix (ldx, at x_off) gets, by r % 6: a NaN first, middle or
+ * last, two NaNs, its largest value twice (a tie), or nothing planted. Values a float
+ * holds exactly, so both precisions have the same answer. */
+static double *argmax_matrix(size_t rows, size_t cols, size_t ldx, size_t x_off, size_t len, uint64_t seed)
+{
+    double *h = malloc(len * sizeof(double));
+    assert_non_null(h);
+    fill(h, len, seed);
+    for (size_t i = 0; i < len; i++) h[i] = (double)(float)h[i];
+    for (size_t r = 0; r < rows; r++) {
+        double *xr = h + x_off + r * ldx;
+        if (ldx > cols) xr[cols] = NAN; /* padding: never read */
+        size_t mid = cols / 2, last = cols - 1;
+        switch (r % 6) {
+        case 0: xr[0] = NAN; break;
+        case 1: xr[mid] = NAN; break;
+        case 2: xr[last] = NAN; break;
+        case 3: xr[last] = xr[mid] = NAN; break;
+        case 4: xr[last] = xr[cols / 3] = 2; break;
+        default: break;
+        }
+    }
+    return h;
+}
+
+static void test_argmax(void **state)
+{
+    (void)state;
+    static const size_t dims[][2] = {{1, 1}, {1, 2}, {6, 3}, {13, 37}, {40, 300}, {12, 5000}, {300, 7}};
+    for (int fp64 = 0; fp64 <= g_fp64; fp64++)
+        for (size_t s = 0; s < sizeof dims / sizeof dims[0]; s++)
+            for (size_t pad = 0; pad <= 2; pad += 2) {
+                size_t rows = dims[s][0], cols = dims[s][1], ldx = cols + pad, x_off = 3, i_off = 2;
+                size_t len = x_off + rows * ldx + 1;
+                double *h = argmax_matrix(rows, cols, ldx, x_off, len, 7400 + s);
+                int32_t *want = malloc((rows + 3) * sizeof(int32_t)), *init = malloc((rows + 3) * sizeof(int32_t));
+                assert_non_null(want);
+                assert_non_null(init);
+                for (size_t i = 0; i < rows + 3; i++) want[i] = init[i] = -5;
+                xot_ref_dargmax(rows, cols, h + x_off, ldx, want + i_off);
+                xo_buffer *x = make(h, len, fp64), *idx = xot_buffer(g_ctx, init, (rows + 3) * sizeof(int32_t));
+                char what[80];
+                snprintf(what, sizeof what, "%cargmax %zux%zu ldx=%zu", fp64 ? 'd' : 's', rows, cols, ldx);
+                xot_assert_ok(argmax(fp64, rows, cols, x, x_off, ldx, idx, i_off));
+                check_decision(fp64 ? "d" : "s", "argmax");
+                int32_t *got = xot_read_all(idx);
+                for (size_t i = 0; i < rows + 3; i++)
+                    if (got[i] != want[i]) {
+                        print_error("%s: idx[%zu] is %d, want %d\n", what, i, (int)got[i], (int)want[i]);
+                        fail();
+                    }
+                /* the rule itself, not only the reference: row 0's NaN is at column 0 */
+                if (rows > 0) assert_int_equal(got[i_off], 0);
+                if (rows > 4 && cols > 2) assert_int_equal(got[i_off + 4], (int32_t)(cols / 3));
+                free(got);
+                free(want);
+                free(init);
+                free(h);
+                xo_buffer_destroy(x);
+                xo_buffer_destroy(idx);
+            }
+}
+
+/* argmax recorded in a plan, after an op that writes its input on the same device. */
+static void test_argmax_plan(void **state)
+{
+    (void)state;
+    const size_t rows = 64, cols = 10;
+    for (int fp64 = 0; fp64 <= g_fp64; fp64++) {
+        double *h = argmax_matrix(rows, cols, cols, 0, rows * cols, 7500);
+        int32_t want[64], got[64];
+        for (size_t i = 0; i < rows * cols; i++) h[i] = -h[i]; /* the plan negates it back */
+        xo_buffer *x = make(h, rows * cols, fp64), *y = make(h, rows * cols, fp64);
+        for (size_t i = 0; i < rows * cols; i++) h[i] = -h[i];
+        xot_ref_dargmax(rows, cols, h, cols, want);
+        xo_buffer *idx = xot_buffer(g_ctx, NULL, sizeof got);
+        xo_plan *plan = NULL;
+        xot_assert_ok(xo_capture_begin(g_ctx));
+        xot_assert_ok(fp64 ? xo_dunary(g_ctx, XO_NEG, rows * cols, x, 0, y, 0)
+                           : xo_sunary(g_ctx, XO_NEG, rows * cols, x, 0, y, 0));
+        xot_assert_ok(argmax(fp64, rows, cols, y, 0, cols, idx, 0));
+        xot_assert_ok(xo_capture_end(g_ctx, &plan));
+        for (int run = 0; run < 2; run++) {
+            xot_assert_ok(xo_buffer_write(idx, 0, (int32_t[64]){0}, sizeof got));
+            xot_assert_ok(xo_plan_run(plan));
+            xot_assert_ok(xo_buffer_read(idx, 0, got, sizeof got));
+            assert_memory_equal(got, want, sizeof got);
+        }
+        xo_plan_destroy(plan);
+        free(h);
+        xo_buffer_destroy(x);
+        xo_buffer_destroy(y);
+        xo_buffer_destroy(idx);
+    }
+}
+
 int conformance_max(const char *label)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +353,8 @@ int conformance_max(const char *label)
         cmocka_unit_test(test_reduce_axis_max_nan),
         cmocka_unit_test(test_binary_max_nan),
         cmocka_unit_test(test_plan_max_nan),
+        cmocka_unit_test(test_argmax),
+        cmocka_unit_test(test_argmax_plan),
     };
     char name[300];
     snprintf(name, sizeof name, "%s, max and argmax", label);

@@ -521,6 +521,18 @@ MOCK_CHAIN(double, f64)
                         }                                                                     \
                         out[c] = acc;                                                         \
                     }                                                                         \
+        } else if (strcmp(kind, "argmax") == 0) { /* the first NaN, else the first largest */ \
+            const T *x = PTR(T, 0);                                                           \
+            int32_t *idx = PTR(int32_t, 2);                                                   \
+            u64 ldx = U64(1), rows = U64(3), cols = U64(4);                                   \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 r = b; r < rows; r += gx) {                                          \
+                    const T *xr = x + r * ldx;                                                \
+                    u64 best = 0;                                                             \
+                    for (u64 j = 1; j < cols && xr[best] == xr[best]; j++)                    \
+                        if (xr[j] > xr[best] || xr[j] != xr[j]) best = j;                     \
+                    idx[r] = (int32_t)best;                                                   \
+                }                                                                             \
         } else if (strcmp(kind, "chain") == 0) {                                              \
             const xo_cuda_chain_prog *pr = p[0];                                              \
             if (pr->nsteps < 1 || pr->nsteps > XO_CUDA_CHAIN_STEPS) return 0;                 \
@@ -565,7 +577,7 @@ static const struct { const char *kind, *sig; } k_signatures[] = {
     {"unary", "PPUI"}, {"binary", "PPPUI"}, {"bias", "PPUUU"}, {"reduce", "PUIP"}, {"scale", "PUUUT"},
     {"nrm2", "PUUPI"}, {"copy", "PUPUU"}, {"fill", "PUUT"}, {"axpby", "PUPUUTT"}, {"binary_scalar", "PTPUI"},
     {"scale_by", "PPUU"}, {"softmax", "PUPUUUI"}, {"softmax_xent", "PUPPPUUUT"}, {"reduce_rows", "PUUUIP"},
-    {"reduce_cols", "PUUUIP"}, {"epilogue", "PUUUPITI"}, {"chain", "C"},
+    {"reduce_cols", "PUUUIP"}, {"epilogue", "PUUUPITI"}, {"chain", "C"}, {"argmax", "PUPUU"},
 };
 
 #define MOCK_MAX_PARAMS 12

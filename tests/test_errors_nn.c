@@ -189,3 +189,26 @@ static void TEST(softmax_xent)(void **state)
     xot_assert_ok(SX(g_ctx, X, 0, 4, Y, 0, O, 0, NULL, 0, 0));
 #undef SX
 }
+
+/* argmax: rows 2, cols 4 (ldx 4); idx int32 (its offset counts int32s). */
+static void TEST(argmax)(void **state)
+{
+    (void)state;
+    const size_t IDX = NBYTES / sizeof(int32_t);
+    INVALID(FN(argmax), "ctx", XO(argmax)(NULL, 2, 4, X, 0, 4, Y, 0));
+    INVALID(FN(argmax), "x", XO(argmax)(g_ctx, 2, 4, NULL, 0, 4, Y, 0));
+    INVALID(FN(argmax), "x", XO(argmax)(g_ctx, 2, 4, F, 0, 4, Y, 0));
+    INVALID(FN(argmax), "idx", XO(argmax)(g_ctx, 2, 4, X, 0, 4, NULL, 0));
+    INVALID(FN(argmax), "idx", XO(argmax)(g_ctx, 2, 4, X, 0, 4, F, 0));
+    INVALID(FN(argmax), "ldx", XO(argmax)(g_ctx, 2, 4, X, 0, 3, Y, 0));
+    INVALID(FN(argmax), "x|x_off", XO(argmax)(g_ctx, 2, 4, X, E - 7, 4, Y, 0));
+    INVALID(FN(argmax), "x|rows", XO(argmax)(g_ctx, HUGE_SZ, 4, X, 0, 4, Y, 0));
+    INVALID(FN(argmax), "idx|idx_off", XO(argmax)(g_ctx, 2, 4, X, 0, 4, Y, IDX - 1));
+    INVALID(FN(argmax), "idx|idx_off", XO(argmax)(g_ctx, 2, 4, X, 0, 4, Y, HUGE_SZ));
+    INVALID(FN(argmax), "idx|x", XO(argmax)(g_ctx, 2, 4, X, 0, 4, X, 3));
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 2, 0, X, 0, 1, Y, 0));
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 0, 0, X, 0, 1, Y, 0));
+    const size_t WIDE = (size_t)INT32_MAX + 1; /* no int32 index for its last column (no rows: x fits) */
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 0, WIDE, X, 0, WIDE, Y, 0));
+    xot_assert_ok(XO(argmax)(g_ctx, 0, 4, X, 0, 4, Y, 0)); /* no rows: nothing to do */
+}

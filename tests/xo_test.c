@@ -247,6 +247,19 @@ XOT_REF_DEF(double, d)
                                                            ((size_t)c == j ? 1.0 : 0.0)));    \
         }                                                                                     \
     }                                                                                         \
+    /* the first NaN of the row if it has one, else the first of its largest */               \
+    void xot_ref_##p##argmax(size_t rows, size_t cols, const T *x, size_t ldx, int32_t *idx)  \
+    {                                                                                         \
+        for (size_t i = 0; i < rows; i++) {                                                   \
+            const T *xr = x + i * ldx;                                                        \
+            size_t best = 0, nan = cols;                                                      \
+            for (size_t j = 0; j < cols && nan == cols; j++)                                  \
+                if (isnan(xr[j])) nan = j;                                                    \
+            for (size_t j = 1; j < cols; j++)                                                 \
+                if (xr[j] > xr[best]) best = j;                                               \
+            idx[i] = (int32_t)(nan < cols ? nan : best);                                      \
+        }                                                                                     \
+    }                                                                                         \
     void xot_ref_##p##reduce_axis(xo_reduce_op op, size_t rows, size_t cols, const T *x,      \
                                   size_t ldx, int axis, T *out)                               \
     {                                                                                         \

@@ -73,7 +73,8 @@ XOT_REF_DECL(double, d)
                                     size_t ldc, const T *bias, xo_unary_op act);           \
     void xot_ref_##p##softmax_xent(size_t rows, size_t cols, const T *x, size_t ldx,          \
                                    const int32_t *labels, T scale, T *loss, T *grad,          \
-                                   size_t ldg);
+                                   size_t ldg);                                               \
+    void xot_ref_##p##argmax(size_t rows, size_t cols, const T *x, size_t ldx, int32_t *idx);
 
 XOT_REF_NN_DECL(float, s)
 XOT_REF_NN_DECL(double, d)

@@ -277,6 +277,16 @@ XO_API xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
                            xo_buffer *loss, size_t loss_off,
                            xo_buffer *grad, size_t grad_off, size_t ldg);
 
+/* Row-major: idx[i] (int32) = the column of row i's largest element, the first one on
+ * ties; a NaN counts as larger than any number (the first NaN wins, as numpy's argmax).
+ * cols == 0 is XO_ERR_INVALID_ARGUMENT; idx_off counts int32 elements. */
+XO_API xo_status xo_sargmax(xo_context *ctx, size_t rows, size_t cols,
+                            xo_buffer *x, size_t x_off, size_t ldx,
+                            xo_buffer *idx, size_t idx_off);
+XO_API xo_status xo_dargmax(xo_context *ctx, size_t rows, size_t cols,
+                            xo_buffer *x, size_t x_off, size_t ldx,
+                            xo_buffer *idx, size_t idx_off);
+
 /* ---- placement ------------------------------------------------------------- */
 
 #define XO_MAX_DEVICES 16

@@ -1,5 +1,5 @@
 /* The public reductions and the ops built on them: reduce, reduce_axis, softmax,
- * softmax_xent. Each validates every argument, describes itself and dispatches. */
+ * softmax_xent, argmax. Each validates every argument, describes itself and dispatches. */
 #include "xo_ops.h"
 
 #define RET(expr) XO_RETURN_IF_ERROR(expr)
@@ -127,6 +127,35 @@ static XO_INLINE xo_status softmax_xent(const char *fn, xo_dtype dt, xo_context 
     return xo__dispatch(&op);
 }
 
+/* Per row, the column of its largest element (the first on ties, the first NaN before
+ * any number) into rows int32 indices (their offset counts int32 elements). */
+static XO_INLINE xo_status argmax(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols,
+                                  xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx, size_t idx_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_ARGMAX, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_matrix(&op, 0, "x", "x_off", "ldx", "rows", "cols", 0, x, x_off, XO_ROW_MAJOR, rows, cols, ldx));
+    op.esize = sizeof(int32_t); /* the indices are int32 whatever the dtype */
+    xo_status st = xo__check_vector(&op, 1, "idx", "idx_off", NULL, idx, idx_off, rows, 1);
+    op.esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    RET(st);
+    RET(xo__check_overlap(&op, 1, "idx", 0, "x", 0));
+    if (cols == 0)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: cols = 0: the argmax of an empty row is undefined", fn);
+    if (cols > (size_t)INT32_MAX)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: cols = %zu: a column index must fit the int32 idx", fn, cols);
+    if (rows == 0)
+        return XO_OK;
+    op.desc.m = rows;
+    op.desc.n = cols;
+    op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, ldx);
+    op.desc.narg = 2;
+    op.reads = 1u;
+    op.writes = 1u << 1;
+    return xo__dispatch(&op);
+}
+
 /* ---- the public entry points ------------------------------------------------------ */
 
 xo_status xo_sreduce(xo_context *ctx, xo_reduce_op op, size_t n, xo_buffer *x, size_t x_off, xo_buffer *out,
@@ -172,4 +201,14 @@ xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols, xo_buffer 
 {
     return softmax_xent("xo_dsoftmax_xent", XO_F64, ctx, rows, cols, x, x_off, ldx, labels, labels_off, scale, loss,
                         loss_off, grad, grad_off, ldg);
+}
+xo_status xo_sargmax(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx,
+                     size_t idx_off)
+{
+    return argmax("xo_sargmax", XO_F32, ctx, rows, cols, x, x_off, ldx, idx, idx_off);
+}
+xo_status xo_dargmax(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx,
+                     size_t idx_off)
+{
+    return argmax("xo_dargmax", XO_F64, ctx, rows, cols, x, x_off, ldx, idx, idx_off);
 }

@@ -279,6 +279,25 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
     return xo__cl_launch_locked(d, k, args, 15, 1, &global, &lsz, ev, call);
 }
 
+/* One work-group per row (grid-strided), as wide as the row up to 256 items; the
+ * indices are int32 (their offset counts int32s), cols fits them (the core checks). */
+cl_int xo__cl_launch_argmax(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *ev, const char **call)
+{
+    (void)first;
+    const int dt = op->dtype;
+    const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    cl_kernel k = d->kernel[XO_CL_K_ARGMAX][dt];
+    size_t lsz = pow2_fit(op->n, xo__cl_pow2_floor(min_size(xo__cl_kernel_wg(d, k), 256)));
+    size_t global = min_size(op->m, 65536) * lsz;
+    cl_ulong rows = op->m, ldx = op->ld[0], x_off = op->arg[0].off, i_off = op->arg[1].off;
+    cl_uint cols = (cl_uint)op->n;
+    cl_mem x = xo__cl_mem(op->arg[0].mem), idx = xo__cl_mem(op->arg[1].mem);
+    const xo__cl_arg args[] = {XO_CL_ARG(rows), XO_CL_ARG(cols),  XO_CL_ARG(x),
+                               XO_CL_ARG(x_off), XO_CL_ARG(ldx),  XO_CL_ARG(idx),
+                               XO_CL_ARG(i_off), {lsz * esize, NULL}, {lsz * sizeof(cl_uint), NULL}};
+    return xo__cl_launch_locked(d, k, args, 9, 1, &global, &lsz, ev, call);
+}
+
 xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,
                                    xo__cl_launch_fn launch, xo__cl_prog_id prog)
 {
