@@ -19,6 +19,7 @@ typedef uint bits;
  * from plugins/common/xo_formulas.h: the host puts both before this source (the maps
  * with one argument per row: X(NAME)). */
 #define XO_ENUM_(NAME) XO_##NAME,
+typedef real xo_real; /* the element type of xo_formulas.h */
 enum xo_unary_op { XO_UNARY_OP_MAP(XO_ENUM_) };
 enum xo_binary_op { XO_BINARY_OP_MAP(XO_ENUM_) };
 #define XO_FN_EXP(x) exp(x)

@@ -13,7 +13,7 @@ xo_target_warnings(xo_testutil)
 # It is a target of its own so other fragments register it too (tests/cuda.cmake:
 # EXE test_conformance ARGS cuda).
 add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c
-  test_conformance_max.c)
+  test_conformance_max.c test_conformance_map.c)
 target_compile_definitions(test_conformance PRIVATE _GNU_SOURCE)
 target_link_libraries(test_conformance PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
 xo_target_warnings(test_conformance)

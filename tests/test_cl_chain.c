@@ -196,11 +196,12 @@ static void to_chain(const tstep *t, int nsteps, size_t n, xo_chain_step *cs, xo
 #define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
 #include "../plugins/common/xo_formulas.h"
 
-#define REF_UNARY_(NAME, ACT) case XO_##NAME: return XO_F_##NAME(x);
+#define REF_UNARY_(NAME, ...) case XO_##NAME: return XO_F_##NAME(x);
 #define REF_BINARY_(NAME) case XO_##NAME: return XO_F_##NAME(x, y);
 #define REF_STEP(T)                                                                                  \
     static T ref_unary_##T(int op, T x)                                                              \
     {                                                                                                \
+        typedef T xo_real __attribute__((unused));                                                   \
         switch (op) { XO_UNARY_OP_MAP(REF_UNARY_) default: return x; }                               \
     }                                                                                                \
     static T ref_binary_##T(int op, T x, T y)                                                        \

@@ -78,11 +78,17 @@ static void test_elementwise(void **state)
         double want[LEN];
         xo_buffer *bx = buffer_of(x, LEN), *by = buffer_of(y, LEN), *bz = buffer_of(z, LEN);
         char what[32];
-        for (int op = 0; op < XO_UNARY_OP_COUNT; op++) { /* y[YO..] = op(x[XO..]) */
+        for (int op = 0; op < XO_UNARY_OP_COUNT; op++) { /* y[YO..] = op(x[XO..]), x from op's domain */
+            double u[LEN];
+            xot_unary_fill_d(op, u, LEN, 14 + (uint64_t)op);
+            for (int i = 0; i < LEN; i++) u[i] = (double)(float)u[i];
+            xo_buffer_destroy(bx);
+            bx = buffer_of(u, LEN);
+            memcpy(x, u, sizeof u);
             memcpy(want, y, sizeof want);
             xot_ref_dunary((xo_unary_op)op, N, x + XO, want + YO);
             xot_assert_ok(XO_CALL(unary, g_ctx, (xo_unary_op)op, N, bx, XO, by, YO));
-            snprintf(what, sizeof what, "op %d", op);
+            snprintf(what, sizeof what, "%s", xot_unary_name(op));
             check(by, want, LEN, "unary", what);
             xo_buffer_destroy(by);
             by = buffer_of(y, LEN);

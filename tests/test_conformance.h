@@ -22,4 +22,6 @@ void conformance_disjoint_same_buffer(void **state);
 int conformance_nn(const char *label);
 /* test_conformance_max.c: the NaN rule of every max, and argmax; the number of failures. */
 int conformance_max(const char *label);
+/* test_conformance_map.c: every unary op of the map in a fused chain; the number of failures. */
+int conformance_map(const char *label);
 #endif

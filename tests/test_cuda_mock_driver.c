@@ -274,7 +274,7 @@ typedef unsigned long long u64;
 #define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
 #define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
 #define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
-#define MOCK_UNARY_CASE_(NAME, ACT) case XO_##NAME: return XO_F_##NAME(v);
+#define MOCK_UNARY_CASE_(NAME, ...) case XO_##NAME: return XO_F_##NAME(v);
 #define MOCK_BINARY_CASE_(NAME) case XO_##NAME: return XO_F_##NAME(a, b);
 
 /* nrm2's constants (Blue's algorithm, as in the .cu file): TSML, TBIG, SSML, SBIG. */
@@ -302,6 +302,7 @@ typedef unsigned long long u64;
     }                                                                                         \
     static T unary_##S(int op, T v) /* xo_formulas.h, as the .cu file */                    \
     {                                                                                         \
+        typedef T xo_real __attribute__((unused));                                            \
         switch (op) {                                                                         \
             XO_UNARY_OP_MAP(MOCK_UNARY_CASE_)                                                 \
         default: return v;                                                                    \

@@ -79,6 +79,43 @@ static double unary1(xo_unary_op op, double v)
     return NAN;
 }
 
+/* ---- the unary ops' facts, from their rows in XO_UNARY_OP_MAP ------------------------ */
+
+#define XOT_ROW_NAME_(NAME, ACT, TAKES, LO, HI) #NAME,
+#define XOT_ROW_ACT_(NAME, ACT, TAKES, LO, HI) ACT,
+#define XOT_ROW_TAKES_(NAME, ACT, TAKES, LO, HI) #TAKES[0],
+#define XOT_ROW_LO_(NAME, ACT, TAKES, LO, HI) LO,
+#define XOT_ROW_HI_(NAME, ACT, TAKES, LO, HI) HI,
+static const char *const unary_names[] = {XO_UNARY_OP_MAP(XOT_ROW_NAME_)};
+static const int unary_act[] = {XO_UNARY_OP_MAP(XOT_ROW_ACT_)};
+static const char unary_takes[] = {XO_UNARY_OP_MAP(XOT_ROW_TAKES_)};
+static const double unary_lo[] = {XO_UNARY_OP_MAP(XOT_ROW_LO_)}, unary_hi[] = {XO_UNARY_OP_MAP(XOT_ROW_HI_)};
+
+static int unary_valid(int op) { return op >= 0 && op < XO_UNARY_OP_COUNT; }
+const char *xot_unary_name(int op) { return unary_valid(op) ? unary_names[op] : "?"; }
+int xot_unary_is_activation(int op) { return unary_valid(op) && unary_act[op]; }
+char xot_unary_takes(int op) { return unary_valid(op) ? unary_takes[op] : '?'; }
+
+double xot_unary_input(int op, double u)
+{
+    if (!unary_valid(op)) return u;
+    double lo = unary_lo[op], hi = unary_hi[op];
+    /* the hole (-1/4, 1/4) within [lo, hi] is left out: u covers the rest */
+    double h0 = lo > -0.25 ? lo : -0.25, h1 = hi < 0.25 ? hi : 0.25, hole = h1 > h0 ? h1 - h0 : 0;
+    double v = lo + u * (hi - lo - hole);
+    return hole > 0 && v >= h0 ? v + hole : v;
+}
+
+void xot_unary_fill_s(int op, float *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (float)xot_unary_input(op, uniform(&seed, 0, 1));
+}
+
+void xot_unary_fill_d(int op, double *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = xot_unary_input(op, uniform(&seed, 0, 1));
+}
+
 static double binary1(xo_binary_op op, double a, double b)
 {
     switch (op) {

@@ -104,18 +104,27 @@ XO_API xo_status xo_buffer_host_written(xo_buffer *b);
 
 typedef enum xo_layout { XO_ROW_MAJOR = 101, XO_COL_MAJOR = 102 } xo_layout;
 typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
-/* Element-wise ops, one row each in enum order (values are fixed: append only).
- * X(NAME, ACT): XO_NAME, and ACT 1 for a forward op that gemm_bias_act takes as its
- * activation (the *_GRAD rows are derivatives expressed in the forward output y, e.g.
- * TANH_GRAD(y) = 1 - y*y). The *_COUNT value ends each enum; it is not an op. */
+/* Element-wise ops, one row each in enum order (values are fixed: append only), with
+ * every fact about the op that is not its formula (plugins/common/xo_formulas.h):
+ *   X(NAME, ACT, TAKES, LO, HI)
+ *   NAME   XO_NAME
+ *   ACT    1 for a forward op that gemm_bias_act takes as its activation
+ *   TAKES  what the formula is applied to: x, the op's input (for GELU_GRAD and SILU_GRAD
+ *          the forward op's input: GELU_GRAD(x) = dGELU/dx), or y, the forward op's
+ *          output (the older *_GRAD: TANH_GRAD(y) = 1 - y*y)
+ *   LO HI  the domain its tests draw inputs from, negatives included where the op has
+ *          them (inputs within 1/4 of zero are left out: 1/x and friends are steep there)
+ * The *_COUNT value ends each enum; it is not an op. */
 #define XO_UNARY_OP_MAP(X)                                                                   \
-    X(RELU, 1) X(TANH, 1) X(SIGMOID, 1) X(EXP, 1) X(NEG, 1) X(SQUARE, 1)                     \
-    X(RELU_GRAD, 0) X(TANH_GRAD, 0) X(SIGMOID_GRAD, 0)                                       \
-    X(SQRT, 1) X(RSQRT, 1) X(LOG, 1) X(ABS, 1) X(RECIPROCAL, 1) X(IDENTITY, 1) /* y = x */
+    X(RELU, 1, x, -4, 4) X(TANH, 1, x, -4, 4) X(SIGMOID, 1, x, -8, 8) X(EXP, 1, x, -4, 4)    \
+    X(NEG, 1, x, -4, 4) X(SQUARE, 1, x, -4, 4)                                               \
+    X(RELU_GRAD, 0, y, -4, 4) X(TANH_GRAD, 0, y, -1, 1) X(SIGMOID_GRAD, 0, y, 0, 1)          \
+    X(SQRT, 1, x, 0, 4) X(RSQRT, 1, x, 0, 4) X(LOG, 1, x, 0, 4) X(ABS, 1, x, -4, 4)          \
+    X(RECIPROCAL, 1, x, -4, 4) X(IDENTITY, 1, x, -4, 4) /* y = x */
 #define XO_BINARY_OP_MAP(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MAX)
 
 typedef enum xo_unary_op {
-#define XO_UNARY_ENUM_(NAME, ACT) XO_##NAME,
+#define XO_UNARY_ENUM_(NAME, ...) XO_##NAME,
     XO_UNARY_OP_MAP(XO_UNARY_ENUM_)
 #undef XO_UNARY_ENUM_
     XO_UNARY_OP_COUNT

@@ -4,13 +4,18 @@
  * CUDA kernels), iterating XO_UNARY_OP_MAP / XO_BINARY_OP_MAP of crossover.h, so a new
  * element-wise op is one row in the map plus one line here.
  *
- * The including file defines the functions for the element type of x (float or
- * double): XO_FN_EXP, XO_FN_TANH, XO_FN_SQRT, XO_FN_RSQRT, XO_FN_LOG, XO_FN_FABS. The
- * constants are int literals, which the usual arithmetic conversions turn into the
- * element type in all three languages (a 1.0 would make float math double).
+ * Where a formula is expanded, the including file has xo_real, the element type of x
+ * (float or double), in scope, and defines the functions for it: XO_FN_EXP, XO_FN_TANH,
+ * XO_FN_SQRT, XO_FN_RSQRT, XO_FN_LOG, XO_FN_FABS. Constants are typed: XO_REAL(v) is v
+ * in the element type (a bare 0.5 would make float math double); small integers may stay
+ * int literals, which the usual arithmetic conversions make the element type. A value a
+ * formula needs more than once is a named sub-expression (XO_S_*), the form of a local
+ * that expressions in all three languages share; compilers evaluate it once.
  * (For OpenCL the host prepends this file and the maps to each program's source.) */
 #ifndef XO_FORMULAS_H
 #define XO_FORMULAS_H
+
+#define XO_REAL(v) ((xo_real)(v))
 
 #define XO_F_RELU(x)         ((x) > 0 ? (x) : 0)
 #define XO_F_TANH(x)         XO_FN_TANH(x)

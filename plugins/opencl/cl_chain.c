@@ -56,7 +56,7 @@ static const struct {
 #undef XO_CL_CHAIN_ROW_
 };
 
-#define XO_CL_CHAIN_UNARY_(NAME, ACT) #NAME,
+#define XO_CL_CHAIN_UNARY_(NAME, ...) #NAME,
 #define XO_CL_CHAIN_BINARY_(NAME) #NAME,
 static const char *const unary_names[] = {XO_UNARY_OP_MAP(XO_CL_CHAIN_UNARY_)};
 static const char *const binary_names[] = {XO_BINARY_OP_MAP(XO_CL_CHAIN_BINARY_)};
@@ -264,6 +264,7 @@ static char *generate(const shape *sh, size_t *out_len)
         sb_add(&b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n");
     else
         sb_add(&b, "typedef float real;\n");
+    sb_add(&b, "typedef real xo_real;\n"); /* the element type of xo_formulas.h */
     sb_add(&b, "#define XO_FN_EXP(x) exp(x)\n#define XO_FN_TANH(x) tanh(x)\n#define XO_FN_SQRT(x) sqrt(x)\n"
                "#define XO_FN_RSQRT(x) rsqrt(x)\n#define XO_FN_LOG(x) log(x)\n#define XO_FN_FABS(x) fabs(x)\n");
     sb_add(&b, "__kernel void xo_chain(const ulong n");

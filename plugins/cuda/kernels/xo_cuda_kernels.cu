@@ -68,8 +68,9 @@ __device__ __forceinline__ double xo_abs(double v) { return fabs(v); }
 template <typename T>
 __device__ __forceinline__ T xo_unary_apply(int op, T v)
 {
+    typedef T xo_real; /* the element type of xo_formulas.h */
     switch (op) {
-#define XO_UNARY_CASE_(NAME, ACT) case XO_##NAME: return T(XO_F_##NAME(v));
+#define XO_UNARY_CASE_(NAME, ...) case XO_##NAME: return T(XO_F_##NAME(v));
     XO_UNARY_OP_MAP(XO_UNARY_CASE_)
 #undef XO_UNARY_CASE_
     default: return v;
