@@ -56,6 +56,7 @@ size_t xot_mat_span(xo_layout layout, size_t r, size_t c, size_t ld)
     return at(layout, r - 1, c - 1, ld) + 1;
 }
 
+#define XOT_PI 3.14159265358979323846
 static double unary1(xo_unary_op op, double v)
 {
     switch (op) {
@@ -74,6 +75,13 @@ static double unary1(xo_unary_op op, double v)
     case XO_ABS: return fabs(v);
     case XO_RECIPROCAL: return 1.0 / v;
     case XO_IDENTITY: return v;
+    case XO_GELU: return 0.5 * v * (1 + tanh(sqrt(2 / XOT_PI) * (v + 0.044715 * v * v * v)));
+    case XO_GELU_GRAD: { /* d/dv of the line above, term by term */
+        double u = sqrt(2 / XOT_PI) * (v + 0.044715 * v * v * v), du = sqrt(2 / XOT_PI) * (1 + 3 * 0.044715 * v * v);
+        return 0.5 * (1 + tanh(u)) + 0.5 * v * (1 - tanh(u) * tanh(u)) * du;
+    }
+    case XO_SILU: return v / (1 + exp(-v));
+    case XO_SILU_GRAD: return 1 / (1 + exp(-v)) + v * exp(-v) / ((1 + exp(-v)) * (1 + exp(-v)));
     case XO_UNARY_OP_COUNT: break; /* not an op */
     }
     return NAN;

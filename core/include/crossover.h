@@ -120,7 +120,8 @@ typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
     X(NEG, 1, x, -4, 4) X(SQUARE, 1, x, -4, 4)                                               \
     X(RELU_GRAD, 0, y, -4, 4) X(TANH_GRAD, 0, y, -1, 1) X(SIGMOID_GRAD, 0, y, 0, 1)          \
     X(SQRT, 1, x, 0, 4) X(RSQRT, 1, x, 0, 4) X(LOG, 1, x, 0, 4) X(ABS, 1, x, -4, 4)          \
-    X(RECIPROCAL, 1, x, -4, 4) X(IDENTITY, 1, x, -4, 4) /* y = x */
+    X(RECIPROCAL, 1, x, -4, 4) X(IDENTITY, 1, x, -4, 4) /* y = x */                          \
+    X(GELU, 1, x, -4, 4) X(GELU_GRAD, 0, x, -4, 4) X(SILU, 1, x, -8, 8) X(SILU_GRAD, 0, x, -8, 8)
 #define XO_BINARY_OP_MAP(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MAX)
 
 typedef enum xo_unary_op {

@@ -17,6 +17,17 @@
 
 #define XO_REAL(v) ((xo_real)(v))
 
+/* Constants. */
+#define XO_K_HALF        XO_REAL(0.5)
+#define XO_K_SQRT_2_PI   XO_REAL(0.79788456080286535588) /* sqrt(2 / pi) */
+#define XO_K_GELU_CUBIC  XO_REAL(0.044715)               /* GELU's tanh form: x + 0.044715 x^3 */
+
+/* Named sub-expressions. GELU(x) = x (1 + t) / 2 with t = tanh(u), u = sqrt(2/pi) (x +
+ * 0.044715 x^3); its derivative is (1 + t) / 2 + x (1 - t^2) u' / 2 = (1 + t) (1 + x (1 - t)
+ * u') / 2, with u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2). */
+#define XO_S_GELU_TANH(x) XO_FN_TANH(XO_K_SQRT_2_PI * ((x) + XO_K_GELU_CUBIC * (x) * (x) * (x)))
+#define XO_S_GELU_DU(x)   (XO_K_SQRT_2_PI * (1 + 3 * XO_K_GELU_CUBIC * (x) * (x)))
+
 #define XO_F_RELU(x)         ((x) > 0 ? (x) : 0)
 #define XO_F_TANH(x)         XO_FN_TANH(x)
 #define XO_F_SIGMOID(x)      (1 / (1 + XO_FN_EXP(-(x))))
@@ -32,6 +43,10 @@
 #define XO_F_ABS(x)          XO_FN_FABS(x)
 #define XO_F_RECIPROCAL(x)   (1 / (x))
 #define XO_F_IDENTITY(x)     (x)
+#define XO_F_GELU(x)         (XO_K_HALF * (x) * (1 + XO_S_GELU_TANH(x)))
+#define XO_F_GELU_GRAD(x)    (XO_K_HALF * (1 + XO_S_GELU_TANH(x)) * (1 + (x) * (1 - XO_S_GELU_TANH(x)) * XO_S_GELU_DU(x)))
+#define XO_F_SILU(x)         ((x) * XO_F_SIGMOID(x))
+#define XO_F_SILU_GRAD(x)    (XO_F_SIGMOID(x) * (1 + (x) * (1 - XO_F_SIGMOID(x))))
 
 #define XO_F_ADD(a, b) ((a) + (b))
 #define XO_F_SUB(a, b) ((a) - (b))
