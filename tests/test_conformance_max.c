@@ -13,7 +13,7 @@
 
 /* ---- host data in either precision ---------------------------------------------- */
 
-static xo_buffer *make(const double *h, size_t n, int fp64)
+xo_buffer *conformance_make(const double *h, size_t n, int fp64)
 {
     if (fp64) return xot_buffer(g_ctx, h, n * sizeof(double));
     float *f = malloc((n ? n : 1) * sizeof(float));
@@ -24,7 +24,6 @@ static xo_buffer *make(const double *h, size_t n, int fp64)
     return b;
 }
 
-/* The whole of b as doubles (n elements). */
 static double *read_back(xo_buffer *b, size_t n, int fp64)
 {
     void *raw = xot_read_all(b);
@@ -35,18 +34,21 @@ static double *read_back(xo_buffer *b, size_t n, int fp64)
     return d;
 }
 
-/* got against want, element by element, NaN matching NaN only. */
-static void expect(const double *got, const double *want, size_t n, int fp64, const char *what)
+void conformance_expect(xo_buffer *b, const double *want, size_t n, int fp64, const char *what)
 {
+    double *got = read_back(b, n, fp64);
+    const double tol = fp64 ? XOT_TOL_D : XOT_TOL_F;
     for (size_t i = 0; i < n; i++) {
-        int ok = isnan(want[i]) ? isnan(got[i]) : !isnan(got[i]) && fabs(got[i] - want[i]) <= 1e-6 * (1 + fabs(want[i]));
+        double w = fp64 ? want[i] : (double)(float)want[i], scale = fabs(w) > 1 ? fabs(w) : 1;
+        int ok = isnan(w) ? isnan(got[i]) : !isnan(got[i]) && fabs(got[i] - w) <= tol * scale;
         if (!ok) {
-            print_error("%s (%s): element %zu is %.9g, want %.9g\n", what, fp64 ? "double" : "float", i, got[i],
-                        want[i]);
+            print_error("%s (%s): element %zu is %.9g, want %.9g\n", what, fp64 ? "double" : "float", i, got[i], w);
             fail();
         }
     }
+    free(got);
 }
+
 
 /* A plain max of n doubles under the rule: NaN if any is NaN. */
 static double max_of(const double *x, size_t n, size_t stride)
@@ -99,17 +101,14 @@ static void test_reduce_max_nan(void **state)
                 if (where < 3) h[off + pos] = NAN;
                 h[off - 1] = h[off + n] = NAN; /* beside the range: never read */
                 if (where == 3) h[off - 1] = h[off + n] = 9;
-                xo_buffer *x = make(h, len, fp64), *o = make(h, 1, fp64);
+                xo_buffer *x = conformance_make(h, len, fp64), *o = conformance_make(h, 1, fp64);
                 char what[80];
                 snprintf(what, sizeof what, "reduce MAX_ELEMENT n=%zu NaN at %s", n,
                          where == 0 ? "first" : where == 1 ? "middle" : where == 2 ? "last" : "none");
                 xot_assert_ok(reduce(fp64, n, x, off, o, 0));
                 check_decision(fp64 ? "d" : "s", "reduce");
                 double want = where < 3 ? NAN : max_of(h + off, n, 1);
-                if (!fp64) want = (float)want;
-                double *got = read_back(o, 1, fp64);
-                expect(got, &want, 1, fp64, what);
-                free(got);
+                conformance_expect(o, &want, 1, fp64, what);
                 free(h);
                 xo_buffer_destroy(x);
                 xo_buffer_destroy(o);
@@ -137,16 +136,13 @@ static void test_reduce_axis_max_nan(void **state)
                     size_t k = (r + s) % 4, e = k == 0 ? 0 : k == 1 ? over / 2 : over - 1;
                     if (k < 3) h[r * rs + e * es] = NAN;
                     want[r] = max_of(h + r * rs, over, es);
-                    if (!fp64) want[r] = (float)want[r];
                 }
-                xo_buffer *x = make(h, len, fp64), *o = make(h, results, fp64);
+                xo_buffer *x = conformance_make(h, len, fp64), *o = conformance_make(h, results, fp64);
                 char what[80];
                 snprintf(what, sizeof what, "reduce_axis MAX_ELEMENT %zux%zu axis=%d", rows, cols, axis);
                 xot_assert_ok(reduce_axis(fp64, rows, cols, x, ldx, axis, o));
                 check_decision(fp64 ? "d" : "s", "reduce_axis");
-                double *got = read_back(o, results, fp64);
-                expect(got, want, results, fp64, what);
-                free(got);
+                conformance_expect(o, want, results, fp64, what);
                 free(h);
                 free(want);
                 xo_buffer_destroy(x);
@@ -181,16 +177,13 @@ static void test_binary_max_nan(void **state)
             assert_non_null(b);
             assert_non_null(want);
             max_operands(n, a, b, want, 7200 + s);
-            if (!fp64)
-                for (size_t i = 0; i < n; i++) want[i] = (float)want[i];
-            xo_buffer *ba = make(a, n, fp64), *bb = make(b, n, fp64), *bc = make(a, n, fp64);
+            xo_buffer *ba = conformance_make(a, n, fp64), *bb = conformance_make(b, n, fp64);
+            xo_buffer *bc = conformance_make(a, n, fp64);
             char what[80];
             snprintf(what, sizeof what, "binary MAX n=%zu", n);
             xot_assert_ok(binary_max(fp64, n, ba, bb, bc));
             check_decision(fp64 ? "d" : "s", "binary");
-            double *got = read_back(bc, n, fp64);
-            expect(got, want, n, fp64, what);
-            free(got);
+            conformance_expect(bc, want, n, fp64, what);
             free(a);
             free(b);
             free(want);
@@ -212,9 +205,10 @@ static void test_plan_max_nan(void **state)
         assert_non_null(b);
         assert_non_null(want);
         max_operands(n, a, b, want, 7300);
-        for (size_t i = 0; i < n; i++) want[i] = fp64 ? -want[i] : (float)-want[i];
+        for (size_t i = 0; i < n; i++) want[i] = -want[i];
         double zero[2] = {0, 0};
-        xo_buffer *ba = make(a, n, fp64), *bb = make(b, n, fp64), *bc = make(a, n, fp64), *bo = make(zero, 2, fp64);
+        xo_buffer *ba = conformance_make(a, n, fp64), *bb = conformance_make(b, n, fp64);
+        xo_buffer *bc = conformance_make(a, n, fp64), *bo = conformance_make(zero, 2, fp64);
         xo_plan *plan = NULL;
         xot_assert_ok(xo_capture_begin(g_ctx));
         xot_assert_ok(binary_max(fp64, n, ba, bb, bc));
@@ -224,11 +218,9 @@ static void test_plan_max_nan(void **state)
         xot_assert_ok(xo_capture_end(g_ctx, &plan));
         for (int run = 0; run < 2; run++) {
             xot_assert_ok(xo_plan_run(plan));
-            double *got = read_back(bc, n, fp64), *r = read_back(bo, 2, fp64), nans[2] = {NAN, NAN};
-            expect(got, want, n, fp64, "plan: -max(a, b)");
-            expect(r, nans, 2, fp64, "plan: reduce MAX_ELEMENT");
-            free(got);
-            free(r);
+            const double nans[2] = {NAN, NAN};
+            conformance_expect(bc, want, n, fp64, "plan: -max(a, b)");
+            conformance_expect(bo, nans, 2, fp64, "plan: reduce MAX_ELEMENT");
         }
         xo_plan_destroy(plan);
         free(a);
@@ -290,7 +282,7 @@ static void test_argmax(void **state)
                 assert_non_null(init);
                 for (size_t i = 0; i < rows + 3; i++) want[i] = init[i] = -5;
                 xot_ref_dargmax(rows, cols, h + x_off, ldx, want + i_off);
-                xo_buffer *x = make(h, len, fp64), *idx = xot_buffer(g_ctx, init, (rows + 3) * sizeof(int32_t));
+                xo_buffer *x = conformance_make(h, len, fp64), *idx = xot_buffer(g_ctx, init, (rows + 3) * sizeof(int32_t));
                 char what[80];
                 snprintf(what, sizeof what, "%cargmax %zux%zu ldx=%zu", fp64 ? 'd' : 's', rows, cols, ldx);
                 xot_assert_ok(argmax(fp64, rows, cols, x, x_off, ldx, idx, i_off));
@@ -322,7 +314,7 @@ static void test_argmax_plan(void **state)
         double *h = argmax_matrix(rows, cols, cols, 0, rows * cols, 7500);
         int32_t want[64], got[64];
         for (size_t i = 0; i < rows * cols; i++) h[i] = -h[i]; /* the plan negates it back */
-        xo_buffer *x = make(h, rows * cols, fp64), *y = make(h, rows * cols, fp64);
+        xo_buffer *x = conformance_make(h, rows * cols, fp64), *y = conformance_make(h, rows * cols, fp64);
         for (size_t i = 0; i < rows * cols; i++) h[i] = -h[i];
         xot_ref_dargmax(rows, cols, h, cols, want);
         xo_buffer *idx = xot_buffer(g_ctx, NULL, sizeof got);

@@ -285,24 +285,25 @@ xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const 
     return XO_OK;
 }
 
-/* Labels (operand 1) are int32 whatever the dtype: their offset counts int32s. */
-xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+/* A row-wise op whose operand 1 is int32 whatever the dtype (softmax_xent's labels,
+ * argmax's indices): its offset counts int32s. */
+static xo_status rows_with_int32(xo__cpu_pool *pool, const xo_op_desc *op, void (*range)(void *, size_t, size_t, int))
 {
-    (void)host;
     job j;
     job_init(&j, op);
     j.p[1] = (int32_t *)op->arg[1].host + op->arg[1].off;
-    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), xent_range, &j);
+    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), range, &j);
     return XO_OK;
 }
 
-/* The indices (operand 1) are int32 whatever the dtype: their offset counts int32s. */
+xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    return rows_with_int32(pool, op, xent_range);
+}
+
 xo_status xo__cpu_argmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    j.p[1] = (int32_t *)op->arg[1].host + op->arg[1].off;
-    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), argmax_range, &j);
-    return XO_OK;
+    return rows_with_int32(pool, op, argmax_range);
 }
