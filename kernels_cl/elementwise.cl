@@ -13,6 +13,8 @@ typedef ulong bits; /* copy and fill move bits, never values: bit-exact, NaN pay
 #else
 typedef float real;
 typedef uint bits;
+#undef XO_REAL /* xo_formulas.h's constants as float literals: no double without cl_khr_fp64 */
+#define XO_REAL(v) (v##f)
 #endif
 
 /* xo_unary_op and xo_binary_op come from the op maps of crossover.h, and their formulas

@@ -8,7 +8,8 @@
  * (float or double), in scope, and defines the functions for it: XO_FN_EXP, XO_FN_TANH,
  * XO_FN_SQRT, XO_FN_RSQRT, XO_FN_LOG, XO_FN_FABS. Constants are typed: XO_REAL(v) is v
  * in the element type (a bare 0.5 would make float math double); small integers may stay
- * int literals, which the usual arithmetic conversions make the element type. A value a
+ * int literals, which the usual arithmetic conversions make the element type (OpenCL's
+ * float programs make XO_REAL(v) the literal v##f: no double without cl_khr_fp64). A value a
  * formula needs more than once is a named sub-expression (XO_S_*), the form of a local
  * that expressions in all three languages share; compilers evaluate it once.
  * (For OpenCL the host prepends this file and the maps to each program's source.) */

@@ -262,8 +262,8 @@ static char *generate(const shape *sh, size_t *out_len)
     sb_add(&b, "/* crossover: a chain of %d element-wise steps (plugins/opencl/cl_chain.c) */\n", sh->nsteps);
     if (sh->dtype == XO_F64)
         sb_add(&b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n");
-    else
-        sb_add(&b, "typedef float real;\n");
+    else /* xo_formulas.h's constants as float literals: no double without cl_khr_fp64 */
+        sb_add(&b, "typedef float real;\n#undef XO_REAL\n#define XO_REAL(v) (v##f)\n");
     sb_add(&b, "typedef real xo_real;\n"); /* the element type of xo_formulas.h */
     sb_add(&b, "#define XO_FN_EXP(x) exp(x)\n#define XO_FN_TANH(x) tanh(x)\n#define XO_FN_SQRT(x) sqrt(x)\n"
                "#define XO_FN_RSQRT(x) rsqrt(x)\n#define XO_FN_LOG(x) log(x)\n#define XO_FN_FABS(x) fabs(x)\n");
