@@ -97,7 +97,7 @@ static void test_elementwise(void **state)
             memcpy(want, y, sizeof want);
             xot_ref_dbinary((xo_binary_op)op, N, x + XO, z + 1, want + YO);
             xot_assert_ok(XO_CALL(binary, g_ctx, (xo_binary_op)op, N, bx, XO, bz, 1, by, YO));
-            snprintf(what, sizeof what, "op %d", op);
+            snprintf(what, sizeof what, "%s", xot_binary_name(op));
             check(by, want, LEN, "binary", what);
             xo_buffer_destroy(by);
             by = buffer_of(y, LEN);

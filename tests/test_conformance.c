@@ -423,7 +423,6 @@ static void TEST(binary)(void **state)
     (void)state;
     if (!g_fp64) skip();
     static const size_t ns[] = {1, 7, 130, 1000};
-    static const char *names[] = {"ADD", "SUB", "MUL", "DIV", "MAX"};
     uint64_t seed = 800;
     for (int op = XO_ADD; op < XO_BINARY_OP_COUNT; op++)
         for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
@@ -443,7 +442,7 @@ static void TEST(binary)(void **state)
                 memcpy(orig_a, ha, len * sizeof(T));
                 memcpy(orig_b, hb, len * sizeof(T));
                 char what[80];
-                snprintf(what, sizeof what, "%sbinary %s n=%zu%s", XOT_PS, names[op], n,
+                snprintf(what, sizeof what, "%sbinary %s n=%zu%s", XOT_PS, xot_binary_name(op), n,
                          alias == 1 ? " c==a" : alias == 2 ? " c==b" : "");
                 xot_assert_ok(XO(binary)(g_ctx, (xo_binary_op)op, n, a, aoff, b, boff, cb, co));
                 check_decision(XOT_PS, "binary");

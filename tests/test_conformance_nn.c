@@ -297,7 +297,8 @@ static void TEST(binary_scalar)(void **state)
                 xo_buffer *cb = alias ? a : c;
                 T *hcb = alias ? ha : hc;
                 char what[80];
-                snprintf(what, sizeof what, "%sbinary_scalar op=%d n=%zu%s", XOT_PS, op, n, alias ? " c==a" : "");
+                snprintf(what, sizeof what, "%sbinary_scalar %s n=%zu%s", XOT_PS, xot_binary_name(op), n,
+                         alias ? " c==a" : "");
                 xot_assert_ok(XO(binary_scalar)(g_ctx, (xo_binary_op)op, n, a, aoff, sc, cb, coff));
                 check_decision(XOT_PS, "binary_scalar");
                 REF(binary_scalar)((xo_binary_op)op, n, orig + aoff, sc, hcb + coff);

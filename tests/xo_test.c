@@ -99,6 +99,10 @@ static const int unary_act[] = {XO_UNARY_OP_MAP(XOT_ROW_ACT_)};
 static const char unary_takes[] = {XO_UNARY_OP_MAP(XOT_ROW_TAKES_)};
 static const double unary_lo[] = {XO_UNARY_OP_MAP(XOT_ROW_LO_)}, unary_hi[] = {XO_UNARY_OP_MAP(XOT_ROW_HI_)};
 
+#define XOT_BINARY_NAME_(NAME) #NAME,
+static const char *const binary_names[] = {XO_BINARY_OP_MAP(XOT_BINARY_NAME_)};
+const char *xot_binary_name(int op) { return op >= 0 && op < XO_BINARY_OP_COUNT ? binary_names[op] : "?"; }
+
 static int unary_valid(int op) { return op >= 0 && op < XO_UNARY_OP_COUNT; }
 const char *xot_unary_name(int op) { return unary_valid(op) ? unary_names[op] : "?"; }
 int xot_unary_is_activation(int op) { return unary_valid(op) && unary_act[op]; }

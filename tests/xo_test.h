@@ -86,6 +86,7 @@ XOT_REF_NN_DECL(double, d)
  * and inputs from its domain [LO, HI] without (-1/4, 1/4): xot_unary_input maps u in
  * [0, 1) there, the fills draw n of them from `seed`. */
 const char *xot_unary_name(int op);
+const char *xot_binary_name(int op); /* "ADD", from XO_BINARY_OP_MAP; "?" for no op */
 int xot_unary_is_activation(int op);
 char xot_unary_takes(int op);
 double xot_unary_input(int op, double u);
