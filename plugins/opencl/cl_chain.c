@@ -74,6 +74,7 @@ typedef struct shape {
 } shape;
 _Static_assert(sizeof(shape_step) == 8 && sizeof(shape) == 4 + 8 * XO_CHAIN_MAX, "shape has no padding");
 _Static_assert(CHAIN_PARAMS < SRC_MEM && XO_CHAIN_MAX < SRC_MEM, "source codes fit a byte");
+_Static_assert(XO_UNARY_OP_COUNT <= 256 && XO_BINARY_OP_COUNT <= 256, "a sub-op fits its byte of the shape");
 
 /* A chain seen through its shape, with the values of one run. */
 typedef struct chain_args {
