@@ -13,12 +13,15 @@ typedef ulong bits; /* copy and fill move bits, never values: bit-exact, NaN pay
 #else
 typedef float real;
 typedef uint bits;
+#undef XO_REAL /* xo_formulas.h's constants as float literals: no double without cl_khr_fp64 */
+#define XO_REAL(v) (v##f)
 #endif
 
 /* xo_unary_op and xo_binary_op come from the op maps of crossover.h, and their formulas
  * from plugins/common/xo_formulas.h: the host puts both before this source (the maps
  * with one argument per row: X(NAME)). */
 #define XO_ENUM_(NAME) XO_##NAME,
+typedef real xo_real; /* the element type of xo_formulas.h */
 enum xo_unary_op { XO_UNARY_OP_MAP(XO_ENUM_) };
 enum xo_binary_op { XO_BINARY_OP_MAP(XO_ENUM_) };
 #define XO_FN_EXP(x) exp(x)

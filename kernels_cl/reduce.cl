@@ -1,5 +1,6 @@
 /* Parallel reductions of the OpenCL plugin: SUM and MAX_ELEMENT over a vector, over
- * either axis of a matrix (reduce_axis), softmax / log-softmax along rows, and nrm2.
+ * either axis of a matrix (reduce_axis), softmax / log-softmax along rows, argmax along
+ * rows, and nrm2.
  *
  * Pass 1 (xo_reduce_partial): every work-item folds a grid-strided slice of x, then
  * each work-group folds its items with a tree in local memory and writes one partial.
@@ -23,7 +24,7 @@ inline real xo_identity(const int op)
 
 inline real xo_combine(const int op, const real u, const real v)
 {
-    return op == XO_SUM ? u + v : (v > u ? v : u);
+    return op == XO_SUM ? u + v : XO_F_MAX(v, u); /* xo_formulas.h: NaN wins */
 }
 
 /* Tree over the work-group's values in scratch; the result ends in scratch[0]. */
@@ -188,6 +189,55 @@ __kernel void xo_softmax_xent(const ulong rows, const ulong cols,
             for (ulong j = lid; j < cols; j += lsz)
                 g[j] = valid ? exp(row[j] - m) * k - ((ulong)c == j ? scale : (real)0) : (real)0;
         }
+    }
+}
+
+/* ---- argmax ------------------------------------------------------------------------
+ * Whether candidate (v at column i) comes before (u at column j): a NaN before any
+ * number (XO_F_MAX's rule), a larger number before a smaller, the lower column on ties
+ * and between two NaNs, so the first NaN and the first of equal maxima win. */
+inline int xo_arg_before(const real v, const uint i, const real u, const uint j)
+{
+    const int vn = v != v, un = u != u;
+    if (vn != un) return vn;
+    if (!vn && v != u) return v > u;
+    return i < j;
+}
+
+/* idx[idx_off + r] = the column of row r's first largest element, one work-group per row
+ * (grid-strided): each item keeps the best of its strided share, then a tree over
+ * (value, column) pairs in local memory. A column of `cols` marks an item with none.
+ * The local size must be a power of two; sv and si hold one entry per item. */
+__kernel void xo_argmax(const ulong rows, const uint cols,
+                        __global const real *x, const ulong x_off, const ulong ldx,
+                        __global int *idx, const ulong idx_off,
+                        __local real *sv, __local uint *si)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    x += x_off;
+    idx += idx_off;
+    for (ulong r = get_group_id(0); r < rows; r += get_num_groups(0)) {
+        __global const real *row = x + r * ldx;
+        real bv = (real)0;
+        uint bi = cols;
+        for (uint j = lid; j < cols; j += lsz)
+            if (bi == cols || xo_arg_before(row[j], j, bv, bi)) {
+                bv = row[j];
+                bi = j;
+            }
+        sv[lid] = bv;
+        si[lid] = bi;
+        for (uint s = lsz / 2; s > 0; s >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < s && si[lid + s] < cols &&
+                (si[lid] == cols || xo_arg_before(sv[lid + s], si[lid + s], sv[lid], si[lid]))) {
+                sv[lid] = sv[lid + s];
+                si[lid] = si[lid + s];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) idx[r] = (int)si[0];
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next row reuses sv and si */
     }
 }
 

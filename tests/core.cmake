@@ -12,7 +12,8 @@ xo_target_warnings(xo_testutil)
 # (cpu, opencl, cuda, auto; none: every device) and exits 77 when that device is absent.
 # It is a target of its own so other fragments register it too (tests/cuda.cmake:
 # EXE test_conformance ARGS cuda).
-add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c)
+add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c
+  test_conformance_max.c test_conformance_map.c)
 target_compile_definitions(test_conformance PRIVATE _GNU_SOURCE)
 target_link_libraries(test_conformance PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
 xo_target_warnings(test_conformance)
@@ -57,6 +58,11 @@ xo_add_test(test_place SOURCES test_place.c LIBS xo_testutil crossover_internal 
             ENV XO_ZERO_COPY=off)
 target_compile_definitions(test_place PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>")
 add_dependencies(test_place xo)
+# xo explain takes an op from its map row alone (argmax: ROWS COLS), in both precisions.
+add_test(NAME tool_explain_argmax COMMAND sh -c "$<TARGET_FILE:xo> explain sargmax 64 10 && $<TARGET_FILE:xo> explain dargmax 3 5")
+set_tests_properties(tool_explain_argmax PROPERTIES
+  ENVIRONMENT "XO_CALIBRATE=off;XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/tool_explain_argmax"
+  PASS_REGULAR_EXPRESSION "op: sargmax 64 10 .*op: dargmax 3 5 .*chosen:")
 # XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
 xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 # OpenBLAS's core and the thread count in the CPU's identity, and the warning for a core

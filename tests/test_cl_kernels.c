@@ -9,6 +9,7 @@
  *   xo_reduce_partial/_final, xo_nrm2_*        reduce, nrm2 over several work groups
  *   xo_reduce_axis, xo_softmax                 both axes; softmax and log-softmax
  *   xo_softmax_xent                            loss and gradient, an ignored row
+ *   xo_argmax                                  a NaN row, a tie
  * Small enough for Oclgrind (tests/oclgrind.sh, which also checks that every kernel of
  * kernels_cl/ ran); also run on the default OpenCL device. Usage: test_cl_kernels [SPEC]
  * (default "opencl"); exit 77 when there is no such device. */
@@ -77,11 +78,17 @@ static void test_elementwise(void **state)
         double want[LEN];
         xo_buffer *bx = buffer_of(x, LEN), *by = buffer_of(y, LEN), *bz = buffer_of(z, LEN);
         char what[32];
-        for (int op = 0; op < XO_UNARY_OP_COUNT; op++) { /* y[YO..] = op(x[XO..]) */
+        for (int op = 0; op < XO_UNARY_OP_COUNT; op++) { /* y[YO..] = op(x[XO..]), x from op's domain */
+            double u[LEN];
+            xot_unary_fill_d(op, u, LEN, 14 + (uint64_t)op);
+            for (int i = 0; i < LEN; i++) u[i] = (double)(float)u[i];
+            xo_buffer_destroy(bx);
+            bx = buffer_of(u, LEN);
+            memcpy(x, u, sizeof u);
             memcpy(want, y, sizeof want);
             xot_ref_dunary((xo_unary_op)op, N, x + XO, want + YO);
             xot_assert_ok(XO_CALL(unary, g_ctx, (xo_unary_op)op, N, bx, XO, by, YO));
-            snprintf(what, sizeof what, "op %d", op);
+            snprintf(what, sizeof what, "%s", xot_unary_name(op));
             check(by, want, LEN, "unary", what);
             xo_buffer_destroy(by);
             by = buffer_of(y, LEN);
@@ -90,7 +97,7 @@ static void test_elementwise(void **state)
             memcpy(want, y, sizeof want);
             xot_ref_dbinary((xo_binary_op)op, N, x + XO, z + 1, want + YO);
             xot_assert_ok(XO_CALL(binary, g_ctx, (xo_binary_op)op, N, bx, XO, bz, 1, by, YO));
-            snprintf(what, sizeof what, "op %d", op);
+            snprintf(what, sizeof what, "%s", xot_binary_name(op));
             check(by, want, LEN, "binary", what);
             xo_buffer_destroy(by);
             by = buffer_of(y, LEN);
@@ -252,6 +259,27 @@ static void test_reductions(void **state)
             check(bloss, want_loss, M + 2, "softmax_xent", "loss");
             xo_buffer_destroy(bl);
             xo_buffer_destroy(bloss);
+        }
+        { /* argmax of M x N rows (ldx LD) into idx at 1: a NaN in row 1, a tie in row 2 */
+            double a[MLEN];
+            memcpy(a, m, sizeof a);
+            a[OFF + LD + N - 2] = NAN;
+            a[OFF + LD + N - 1] = NAN;
+            a[OFF + 2 * LD + 1] = a[OFF + 2 * LD + 7] = 9;
+            xo_buffer *ba = buffer_of(a, MLEN), *bi;
+            int32_t idx[M + 2], want_idx[M + 2];
+            for (int i = 0; i < M + 2; i++) idx[i] = want_idx[i] = -7;
+            xot_assert_ok(xo_buffer_create(g_ctx, sizeof idx, &bi));
+            xot_assert_ok(xo_buffer_write(bi, 0, idx, sizeof idx));
+            xot_ref_dargmax(M, N, a + OFF, LD, want_idx + 1);
+            xot_assert_ok(XO_CALL(argmax, g_ctx, M, N, ba, OFF, LD, bi, 1));
+            xot_assert_decision(g_ctx, g_dbl ? "dargmax" : "sargmax", g_dev, 1);
+            xot_assert_ok(xo_buffer_read(bi, 0, idx, sizeof idx));
+            assert_memory_equal(idx, want_idx, sizeof idx);
+            assert_int_equal(want_idx[2], N - 2);
+            assert_int_equal(want_idx[3], 1);
+            xo_buffer_destroy(ba);
+            xo_buffer_destroy(bi);
         }
         xo_buffer_destroy(bx);
         xo_buffer_destroy(bm);

@@ -20,4 +20,12 @@ void conformance_disjoint_same_buffer(void **state);
 
 /* The 0.3 ops' suite on the device under test; returns the number of failures. */
 int conformance_nn(const char *label);
+/* test_conformance_max.c: the NaN rule of every max, and argmax; the number of failures. */
+int conformance_max(const char *label);
+/* Host doubles as a buffer of the op's precision (float when !fp64), and a buffer's n
+ * elements against `want` (rounded to that precision; NaN matches NaN only). */
+xo_buffer *conformance_make(const double *h, size_t n, int fp64);
+void conformance_expect(xo_buffer *b, const double *want, size_t n, int fp64, const char *what);
+/* test_conformance_map.c: every unary op of the map in a fused chain; the number of failures. */
+int conformance_map(const char *label);
 #endif

@@ -66,9 +66,15 @@ static void random_step(xo_op_kind k, xo_op_desc *op, step_plan *sp)
     int a = pick(NBUF), b = pick(NBUF), c = pick(NBUF);
     switch (k) {
     case XO_OP_UNARY: {
-        const int safe[] = {XO_RELU, XO_TANH, XO_SIGMOID, XO_NEG, XO_SQUARE, XO_RELU_GRAD, XO_TANH_GRAD,
-                            XO_SIGMOID_GRAD, XO_ABS, XO_IDENTITY, XO_EXP};
-        op->subop = safe[pick((int)(sizeof safe / sizeof safe[0]))];
+        /* from the op map: the ops whose domain takes negatives and that are finite at 0,
+         * so any value a chain makes stays a number */
+        int safe[XO_UNARY_OP_COUNT], nsafe = 0;
+        for (int u = 0; u < XO_UNARY_OP_COUNT; u++) {
+            double zero = 0, at0;
+            xot_ref_dunary((xo_unary_op)u, 1, &zero, &at0);
+            if (xot_unary_input(u, 0) < 0 && isfinite(at0)) safe[nsafe++] = u;
+        }
+        op->subop = safe[pick(nsafe)];
         *sp = (step_plan){{a, c, -1}, 1};
         break;
     }

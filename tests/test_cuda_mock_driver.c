@@ -274,7 +274,7 @@ typedef unsigned long long u64;
 #define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
 #define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
 #define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
-#define MOCK_UNARY_CASE_(NAME, ACT) case XO_##NAME: return XO_F_##NAME(v);
+#define MOCK_UNARY_CASE_(NAME, ...) case XO_##NAME: return XO_F_##NAME(v);
 #define MOCK_BINARY_CASE_(NAME) case XO_##NAME: return XO_F_##NAME(a, b);
 
 /* nrm2's constants (Blue's algorithm, as in the .cu file): TSML, TBIG, SSML, SBIG. */
@@ -302,6 +302,7 @@ typedef unsigned long long u64;
     }                                                                                         \
     static T unary_##S(int op, T v) /* xo_formulas.h, as the .cu file */                    \
     {                                                                                         \
+        typedef T xo_real __attribute__((unused));                                            \
         switch (op) {                                                                         \
             XO_UNARY_OP_MAP(MOCK_UNARY_CASE_)                                                 \
         default: return v;                                                                    \
@@ -373,7 +374,7 @@ typedef unsigned long long u64;
                 T acc = op == 0 ? 0 : x[0];                                                   \
                 for (u64 t = 0; t < BLOCK; t++)                                               \
                     for (u64 i = b * BLOCK + t; i < n; i += stride)                           \
-                        acc = op == 0 ? acc + x[i] : (x[i] > acc ? x[i] : acc);               \
+                        acc = op == 0 ? acc + x[i] : XO_F_MAX(x[i], acc);                     \
                 out[b] = acc;                                                                 \
             }                                                                                 \
         } else {                                                                              \
@@ -425,7 +426,7 @@ MOCK_CHAIN(double, f64)
 #define INT(i) (*(int *)p[i])
 #define SCALAR(T, i) (*(T *)p[i])
 #define GRID_STRIDE(i, n) for (u64 t = 0; t < gx * BLOCK; t++) for (u64 i = t; i < (n); i += gx * BLOCK)
-#define FOLD(sum, acc, v) ((sum) ? (acc) + (v) : ((v) > (acc) ? (v) : (acc)))
+#define FOLD(sum, acc, v) ((sum) ? (acc) + (v) : XO_F_MAX(v, acc))
 #define COLS_TILE 32ull
 #define COLS_LANES (BLOCK / COLS_TILE)
 
@@ -521,6 +522,18 @@ MOCK_CHAIN(double, f64)
                         }                                                                     \
                         out[c] = acc;                                                         \
                     }                                                                         \
+        } else if (strcmp(kind, "argmax") == 0) { /* the first NaN, else the first largest */ \
+            const T *x = PTR(T, 0);                                                           \
+            int32_t *idx = PTR(int32_t, 2);                                                   \
+            u64 ldx = U64(1), rows = U64(3), cols = U64(4);                                   \
+            for (u64 b = 0; b < gx; b++)                                                      \
+                for (u64 r = b; r < rows; r += gx) {                                          \
+                    const T *xr = x + r * ldx;                                                \
+                    u64 best = 0;                                                             \
+                    for (u64 j = 1; j < cols && xr[best] == xr[best]; j++)                    \
+                        if (xr[j] > xr[best] || xr[j] != xr[j]) best = j;                     \
+                    idx[r] = (int32_t)best;                                                   \
+                }                                                                             \
         } else if (strcmp(kind, "chain") == 0) {                                              \
             const xo_cuda_chain_prog *pr = p[0];                                              \
             if (pr->nsteps < 1 || pr->nsteps > XO_CUDA_CHAIN_STEPS) return 0;                 \
@@ -565,7 +578,7 @@ static const struct { const char *kind, *sig; } k_signatures[] = {
     {"unary", "PPUI"}, {"binary", "PPPUI"}, {"bias", "PPUUU"}, {"reduce", "PUIP"}, {"scale", "PUUUT"},
     {"nrm2", "PUUPI"}, {"copy", "PUPUU"}, {"fill", "PUUT"}, {"axpby", "PUPUUTT"}, {"binary_scalar", "PTPUI"},
     {"scale_by", "PPUU"}, {"softmax", "PUPUUUI"}, {"softmax_xent", "PUPPPUUUT"}, {"reduce_rows", "PUUUIP"},
-    {"reduce_cols", "PUUUIP"}, {"epilogue", "PUUUPITI"}, {"chain", "C"},
+    {"reduce_cols", "PUUUIP"}, {"epilogue", "PUUUPITI"}, {"chain", "C"}, {"argmax", "PUPUU"},
 };
 
 #define MOCK_MAX_PARAMS 12

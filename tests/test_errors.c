@@ -281,7 +281,7 @@ int main(void)
         BOTH(gemm), BOTH(gemv), BOTH(axpy), BOTH(scal), BOTH(dot), BOTH(nrm2),
         BOTH(unary), BOTH(binary), BOTH(bias), BOTH(reduce),
         BOTH(copy), BOTH(fill), BOTH(axpby), BOTH(ger), BOTH(binary_scalar), BOTH(scale_by),
-        BOTH(softmax), BOTH(reduce_axis), BOTH(gemm_bias_act), BOTH(softmax_xent),
+        BOTH(softmax), BOTH(reduce_axis), BOTH(gemm_bias_act), BOTH(softmax_xent), BOTH(argmax),
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_context_devices),
         cmocka_unit_test(test_cpu_spec_forms),

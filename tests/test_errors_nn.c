@@ -152,9 +152,12 @@ static void TEST(gemm_bias_act)(void **state)
     INVALID(FN(gemm_bias_act), "bias|bias_off", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, O, E - 3, XO_TANH));
     INVALID(FN(gemm_bias_act), "c|a", GBA(g_ctx, R, N, N, A, 0, 3, A, 2, 4, O, 0, XO_TANH));
     INVALID(FN(gemm_bias_act), "c|bias", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, C, 5, XO_TANH));
-    static const int acts[] = {-1, XO_UNARY_OP_COUNT, 99, XO_RELU_GRAD, XO_TANH_GRAD, XO_SIGMOID_GRAD};
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
-        INVALID(FN(gemm_bias_act), "act", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, O, 0, (xo_unary_op)acts[i]));
+    static const int outside[] = {-1, XO_UNARY_OP_COUNT, 99};
+    for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++)
+        INVALID(FN(gemm_bias_act), "act", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, O, 0, (xo_unary_op)outside[i]));
+    for (int u = 0; u < XO_UNARY_OP_COUNT; u++) /* every row of the op map that is not an activation */
+        if (!xot_unary_is_activation(u))
+            INVALID(FN(gemm_bias_act), "act", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, O, 0, (xo_unary_op)u));
     INVALID(FN(gemm_bias_act), "act", GBA(g_ctx, R, N, N, A, 0, 3, C, 0, 4, NULL, 0, XO_RELU_GRAD));
 }
 #undef GBA
@@ -188,4 +191,27 @@ static void TEST(softmax_xent)(void **state)
     xot_assert_ok(SX(g_ctx, X, 0, 4, Y, 0, O, 0, X, 0, 4));
     xot_assert_ok(SX(g_ctx, X, 0, 4, Y, 0, O, 0, NULL, 0, 0));
 #undef SX
+}
+
+/* argmax: rows 2, cols 4 (ldx 4); idx int32 (its offset counts int32s). */
+static void TEST(argmax)(void **state)
+{
+    (void)state;
+    const size_t IDX = NBYTES / sizeof(int32_t);
+    INVALID(FN(argmax), "ctx", XO(argmax)(NULL, 2, 4, X, 0, 4, Y, 0));
+    INVALID(FN(argmax), "x", XO(argmax)(g_ctx, 2, 4, NULL, 0, 4, Y, 0));
+    INVALID(FN(argmax), "x", XO(argmax)(g_ctx, 2, 4, F, 0, 4, Y, 0));
+    INVALID(FN(argmax), "idx", XO(argmax)(g_ctx, 2, 4, X, 0, 4, NULL, 0));
+    INVALID(FN(argmax), "idx", XO(argmax)(g_ctx, 2, 4, X, 0, 4, F, 0));
+    INVALID(FN(argmax), "ldx", XO(argmax)(g_ctx, 2, 4, X, 0, 3, Y, 0));
+    INVALID(FN(argmax), "x|x_off", XO(argmax)(g_ctx, 2, 4, X, E - 7, 4, Y, 0));
+    INVALID(FN(argmax), "x|rows", XO(argmax)(g_ctx, HUGE_SZ, 4, X, 0, 4, Y, 0));
+    INVALID(FN(argmax), "idx|idx_off", XO(argmax)(g_ctx, 2, 4, X, 0, 4, Y, IDX - 1));
+    INVALID(FN(argmax), "idx|idx_off", XO(argmax)(g_ctx, 2, 4, X, 0, 4, Y, HUGE_SZ));
+    INVALID(FN(argmax), "idx|x", XO(argmax)(g_ctx, 2, 4, X, 0, 4, X, 3));
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 2, 0, X, 0, 1, Y, 0));
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 0, 0, X, 0, 1, Y, 0));
+    const size_t WIDE = (size_t)INT32_MAX + 1; /* no int32 index for its last column (no rows: x fits) */
+    INVALID(FN(argmax), "cols", XO(argmax)(g_ctx, 0, WIDE, X, 0, WIDE, Y, 0));
+    xot_assert_ok(XO(argmax)(g_ctx, 0, 4, X, 0, 4, Y, 0)); /* no rows: nothing to do */
 }

@@ -240,6 +240,20 @@ static void plan_errors(void **state)
     char small[10];
     xot_assert_ok(xo_plan_describe(plan, small, sizeof small));
     assert_int_equal(strlen(small), sizeof small - 1);
+    /* The size it needs is exact: that many bytes hold all of it, one fewer cuts it. */
+    assert_int_equal(xo_plan_describe_size(NULL), 0);
+    size_t need = xo_plan_describe_size(plan);
+    assert_int_equal(need, strlen(text) + 1);
+    char *whole = malloc(need), *cut = malloc(need - 1);
+    assert_non_null(whole);
+    assert_non_null(cut);
+    xot_assert_ok(xo_plan_describe(plan, whole, need));
+    assert_string_equal(whole, text);
+    xot_assert_ok(xo_plan_describe(plan, cut, need - 1));
+    assert_int_equal(strlen(cut), need - 2);
+    assert_memory_equal(cut, text, need - 2);
+    free(whole);
+    free(cut);
     float got[16];
     xot_assert_ok(xo_buffer_read(x, 0, got, sizeof got));
     assert_true(got[0] == 0.0f); /* the fill was recorded, not run */

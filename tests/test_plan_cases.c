@@ -99,6 +99,11 @@ static xo_status c_softmax_xent(xo_context *ctx, xo_dtype dt, int sub, xo_buffer
     return CALL(softmax_xent, ctx, M, N, b[0], 0, N, b[1], 0, 0.5, b[2], 0, sub & 1 ? NULL : b[3], 0, N);
 }
 
+static xo_status c_argmax(xo_context *ctx, xo_dtype dt, int sub, xo_buffer *const b[4])
+{
+    return CALL(argmax, ctx, M, N, b[0], 0, N, b[2], (size_t)sub % 8); /* int32 indices into b[2] */
+}
+
 const xot_plan_case xot_plan_cases[XO_OP_KIND_COUNT] = {
     [XO_OP_GEMM] = c_gemm,
     [XO_OP_GEMV] = c_gemv,
@@ -120,6 +125,7 @@ const xot_plan_case xot_plan_cases[XO_OP_KIND_COUNT] = {
     [XO_OP_REDUCE_AXIS] = c_reduce_axis,
     [XO_OP_GEMM_BIAS_ACT] = c_gemm_bias_act,
     [XO_OP_SOFTMAX_XENT] = c_softmax_xent,
+    [XO_OP_ARGMAX] = c_argmax,
 };
 
 /* ---- helpers ------------------------------------------------------------------------ */

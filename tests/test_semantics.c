@@ -370,6 +370,7 @@ static void elementwise_case(tdtype dt, tkind kind, int subop, size_t rows, size
     set_all(b, nv, NAN);
     xot_fill_d(a + off, n, 60, -2, 2);
     xot_fill_d(b + off, n, 61, -2, 2);
+    if (kind == K_UNARY) xot_unary_fill_d(subop, a + off, n, 60); /* the op's domain */
     if (kind == K_REDUCE) a[off + n / 2] = subop == XO_SUM ? -INFINITY : INFINITY;
     xo_buffer *ba, *bb = upload(dt, b, nv), *bc = NULL, *out;
     xo_status st;
@@ -418,7 +419,7 @@ static void test_elementwise(void **state)
     (void)state;
     for (int d = 0; d < ndtypes(); d++)
         for (size_t n = 1; n <= 601; n += 600) {
-            for (int op = XO_RELU; op <= XO_SIGMOID_GRAD; op++) elementwise_case(dtype_at(d), K_UNARY, op, 1, n);
+            for (int op = 0; op < XO_UNARY_OP_COUNT; op++) elementwise_case(dtype_at(d), K_UNARY, op, 1, n);
             for (int op = XO_ADD; op < XO_BINARY_OP_COUNT; op++) elementwise_case(dtype_at(d), K_BINARY, op, 1, n);
             elementwise_case(dtype_at(d), K_REDUCE, XO_SUM, 1, n);
             elementwise_case(dtype_at(d), K_REDUCE, XO_MAX_ELEMENT, 1, n);

@@ -56,6 +56,7 @@ size_t xot_mat_span(xo_layout layout, size_t r, size_t c, size_t ld)
     return at(layout, r - 1, c - 1, ld) + 1;
 }
 
+#define XOT_PI 3.14159265358979323846
 static double unary1(xo_unary_op op, double v)
 {
     switch (op) {
@@ -74,9 +75,57 @@ static double unary1(xo_unary_op op, double v)
     case XO_ABS: return fabs(v);
     case XO_RECIPROCAL: return 1.0 / v;
     case XO_IDENTITY: return v;
+    case XO_GELU: return 0.5 * v * (1 + tanh(sqrt(2 / XOT_PI) * (v + 0.044715 * v * v * v)));
+    case XO_GELU_GRAD: { /* d/dv of the line above, term by term */
+        double u = sqrt(2 / XOT_PI) * (v + 0.044715 * v * v * v), du = sqrt(2 / XOT_PI) * (1 + 3 * 0.044715 * v * v);
+        return 0.5 * (1 + tanh(u)) + 0.5 * v * (1 - tanh(u) * tanh(u)) * du;
+    }
+    case XO_SILU: return v / (1 + exp(-v));
+    case XO_SILU_GRAD: return 1 / (1 + exp(-v)) + v * exp(-v) / ((1 + exp(-v)) * (1 + exp(-v)));
     case XO_UNARY_OP_COUNT: break; /* not an op */
     }
     return NAN;
+}
+
+/* ---- the unary ops' facts, from their rows in XO_UNARY_OP_MAP ------------------------ */
+
+#define XOT_ROW_NAME_(NAME, ACT, TAKES, LO, HI) #NAME,
+#define XOT_ROW_ACT_(NAME, ACT, TAKES, LO, HI) ACT,
+#define XOT_ROW_TAKES_(NAME, ACT, TAKES, LO, HI) #TAKES[0],
+#define XOT_ROW_LO_(NAME, ACT, TAKES, LO, HI) LO,
+#define XOT_ROW_HI_(NAME, ACT, TAKES, LO, HI) HI,
+static const char *const unary_names[] = {XO_UNARY_OP_MAP(XOT_ROW_NAME_)};
+static const int unary_act[] = {XO_UNARY_OP_MAP(XOT_ROW_ACT_)};
+static const char unary_takes[] = {XO_UNARY_OP_MAP(XOT_ROW_TAKES_)};
+static const double unary_lo[] = {XO_UNARY_OP_MAP(XOT_ROW_LO_)}, unary_hi[] = {XO_UNARY_OP_MAP(XOT_ROW_HI_)};
+
+#define XOT_BINARY_NAME_(NAME) #NAME,
+static const char *const binary_names[] = {XO_BINARY_OP_MAP(XOT_BINARY_NAME_)};
+const char *xot_binary_name(int op) { return op >= 0 && op < XO_BINARY_OP_COUNT ? binary_names[op] : "?"; }
+
+static int unary_valid(int op) { return op >= 0 && op < XO_UNARY_OP_COUNT; }
+const char *xot_unary_name(int op) { return unary_valid(op) ? unary_names[op] : "?"; }
+int xot_unary_is_activation(int op) { return unary_valid(op) && unary_act[op]; }
+char xot_unary_takes(int op) { return unary_valid(op) ? unary_takes[op] : '?'; }
+
+double xot_unary_input(int op, double u)
+{
+    if (!unary_valid(op)) return u;
+    double lo = unary_lo[op], hi = unary_hi[op];
+    /* the hole (-1/4, 1/4) within [lo, hi] is left out: u covers the rest */
+    double h0 = lo > -0.25 ? lo : -0.25, h1 = hi < 0.25 ? hi : 0.25, hole = h1 > h0 ? h1 - h0 : 0;
+    double v = lo + u * (hi - lo - hole);
+    return hole > 0 && v >= h0 ? v + hole : v;
+}
+
+void xot_unary_fill_s(int op, float *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (float)xot_unary_input(op, uniform(&seed, 0, 1));
+}
+
+void xot_unary_fill_d(int op, double *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = xot_unary_input(op, uniform(&seed, 0, 1));
 }
 
 static double binary1(xo_binary_op op, double a, double b)
@@ -86,7 +135,7 @@ static double binary1(xo_binary_op op, double a, double b)
     case XO_SUB: return a - b;
     case XO_MUL: return a * b;
     case XO_DIV: return a / b;
-    case XO_MAX: return a > b ? a : b;
+    case XO_MAX: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
     case XO_BINARY_OP_COUNT: break; /* not an op */
     }
     return NAN;
@@ -175,9 +224,9 @@ static double binary1(xo_binary_op op, double a, double b)
             for (size_t i = 0; i < n; i++) s += x[i];                                         \
             return (T)s;                                                                      \
         }                                                                                     \
-        T m = n ? x[0] : (T)0;                                                                \
+        T m = n ? x[0] : (T)0; /* a NaN anywhere gives NaN */                                 \
         for (size_t i = 1; i < n; i++)                                                        \
-            if (x[i] > m) m = x[i];                                                           \
+            if (x[i] > m || isnan(x[i])) m = isnan(m) ? m : x[i];                             \
         return m;                                                                             \
     }
 
@@ -247,6 +296,19 @@ XOT_REF_DEF(double, d)
                                                            ((size_t)c == j ? 1.0 : 0.0)));    \
         }                                                                                     \
     }                                                                                         \
+    /* the first NaN of the row if it has one, else the first of its largest */               \
+    void xot_ref_##p##argmax(size_t rows, size_t cols, const T *x, size_t ldx, int32_t *idx)  \
+    {                                                                                         \
+        for (size_t i = 0; i < rows; i++) {                                                   \
+            const T *xr = x + i * ldx;                                                        \
+            size_t best = 0, nan = cols;                                                      \
+            for (size_t j = 0; j < cols && nan == cols; j++)                                  \
+                if (isnan(xr[j])) nan = j;                                                    \
+            for (size_t j = 1; j < cols; j++)                                                 \
+                if (xr[j] > xr[best]) best = j;                                               \
+            idx[i] = (int32_t)(nan < cols ? nan : best);                                      \
+        }                                                                                     \
+    }                                                                                         \
     void xot_ref_##p##reduce_axis(xo_reduce_op op, size_t rows, size_t cols, const T *x,      \
                                   size_t ldx, int axis, T *out)                               \
     {                                                                                         \
@@ -255,7 +317,7 @@ XOT_REF_DEF(double, d)
             double acc = 0;                                                                   \
             for (size_t i = 0; i < over; i++) {                                               \
                 double v = axis == 0 ? x[i * ldx + r] : x[r * ldx + i];                       \
-                acc = op == XO_SUM ? acc + v : (i == 0 || v > acc ? v : acc);                 \
+                acc = op == XO_SUM ? acc + v : (i == 0 || v > acc || isnan(v) ? v : acc);      \
             }                                                                                 \
             out[r] = (T)acc;                                                                  \
         }                                                                                     \

@@ -73,11 +73,25 @@ XOT_REF_DECL(double, d)
                                     size_t ldc, const T *bias, xo_unary_op act);           \
     void xot_ref_##p##softmax_xent(size_t rows, size_t cols, const T *x, size_t ldx,          \
                                    const int32_t *labels, T scale, T *loss, T *grad,          \
-                                   size_t ldg);
+                                   size_t ldg);                                               \
+    void xot_ref_##p##argmax(size_t rows, size_t cols, const T *x, size_t ldx, int32_t *idx);
 
 XOT_REF_NN_DECL(float, s)
 XOT_REF_NN_DECL(double, d)
 #undef XOT_REF_NN_DECL
+
+/* The unary ops' facts, read from their rows in XO_UNARY_OP_MAP (crossover.h), so tests
+ * walk the map instead of listing ops: the name ("GELU_GRAD"; "?" for no op), whether
+ * gemm_bias_act takes it, what its formula takes ('x' the input, 'y' the forward output),
+ * and inputs from its domain [LO, HI] without (-1/4, 1/4): xot_unary_input maps u in
+ * [0, 1) there, the fills draw n of them from `seed`. */
+const char *xot_unary_name(int op);
+const char *xot_binary_name(int op); /* "ADD", from XO_BINARY_OP_MAP; "?" for no op */
+int xot_unary_is_activation(int op);
+char xot_unary_takes(int op);
+double xot_unary_input(int op, double u);
+void xot_unary_fill_s(int op, float *p, size_t n, uint64_t seed);
+void xot_unary_fill_d(int op, double *p, size_t n, uint64_t seed);
 
 /* Elements a CBLAS-style strided vector of n elements spans: 1 + (n-1)*inc (0 if n = 0). */
 size_t xot_span(size_t n, size_t inc);

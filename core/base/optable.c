@@ -47,6 +47,8 @@ enum { E_MK, E_KN, E_MN, E_M, E_N, E_ONE };
 #define XO_WORK_GEMM_BIAS_ACT F(2, 5, 0),   E(1, 1, 2, 0, 1, 0),  1, 3, "M N K",     1, OPS(E_MK, E_KN, E_MN, E_N)
 /* softmax_xent: softmax's work plus the gradient; x in, grad out, a label and a loss per row */
 #define XO_WORK_SOFTMAX_XENT  F(0, 14, 0),  E(0, 0, 2, 2, 0, 0),  0, 2, "ROWS COLS", 0, OPS(E_MN, E_M, E_M, E_MN)
+/* argmax: a compare per element; x in, an index per row out */
+#define XO_WORK_ARGMAX        F(0, 1, 0),   E(0, 0, 1, 1, 0, 0),  0, 2, "ROWS COLS", 0, OPS(E_MN, E_M)
 
 typedef struct work_row {
     double flops[3];

@@ -150,9 +150,10 @@ double xo__gemm_gflops(const xo__profile *p, xo_dtype dtype, double n);
 /* ---- placement (place.c): one pure function for dispatch, xo explain and tests ---- */
 
 enum { XO_SUPPORT_NO = 0, XO_SUPPORT_YES = 1, XO_SUPPORT_FAILED = 2 }; /* FAILED: should, but failed here */
-/* Sub-ops a device's support is remembered for (the most any kind has: xo_unary_op). */
-#define XO_MAX_SUBOPS 16
-_Static_assert(XO_UNARY_OP_COUNT <= XO_MAX_SUBOPS && XO_BINARY_OP_COUNT <= XO_MAX_SUBOPS, "XO_MAX_SUBOPS");
+/* Sub-ops a device's support is remembered for: the most any kind has, from the op maps
+ * (unary and gemm_bias_act: xo_unary_op; binary: xo_binary_op; reduce, softmax: 2). */
+#define XO_MAX_SUBOPS ((int)XO_UNARY_OP_COUNT > (int)XO_BINARY_OP_COUNT ? (int)XO_UNARY_OP_COUNT : (int)XO_BINARY_OP_COUNT)
+_Static_assert(XO_MAX_ELEMENT < XO_MAX_SUBOPS && XO_LOG_SOFTMAX < XO_MAX_SUBOPS, "XO_MAX_SUBOPS");
 
 typedef struct xo__place_in {
     const xo__profile *profiles; /* [ndev] */

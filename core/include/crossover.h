@@ -105,18 +105,28 @@ XO_API xo_status xo_buffer_host_written(xo_buffer *b);
 
 typedef enum xo_layout { XO_ROW_MAJOR = 101, XO_COL_MAJOR = 102 } xo_layout;
 typedef enum xo_transpose { XO_NO_TRANS = 111, XO_TRANS = 112 } xo_transpose;
-/* Element-wise ops, one row each in enum order (values are fixed: append only).
- * X(NAME, ACT): XO_NAME, and ACT 1 for a forward op that gemm_bias_act takes as its
- * activation (the *_GRAD rows are derivatives expressed in the forward output y, e.g.
- * TANH_GRAD(y) = 1 - y*y). The *_COUNT value ends each enum; it is not an op. */
+/* Element-wise ops, one row each in enum order (values are fixed: append only), with
+ * every fact about the op that is not its formula (plugins/common/xo_formulas.h):
+ *   X(NAME, ACT, TAKES, LO, HI)
+ *   NAME   XO_NAME
+ *   ACT    1 for a forward op that gemm_bias_act takes as its activation
+ *   TAKES  what the formula is applied to: x, the op's input (for GELU_GRAD and SILU_GRAD
+ *          the forward op's input: GELU_GRAD(x) = dGELU/dx), or y, the forward op's
+ *          output (the older *_GRAD: TANH_GRAD(y) = 1 - y*y)
+ *   LO HI  the domain its tests draw inputs from, negatives included where the op has
+ *          them (inputs within 1/4 of zero are left out: 1/x and friends are steep there)
+ * The *_COUNT value ends each enum; it is not an op. */
 #define XO_UNARY_OP_MAP(X)                                                                   \
-    X(RELU, 1) X(TANH, 1) X(SIGMOID, 1) X(EXP, 1) X(NEG, 1) X(SQUARE, 1)                     \
-    X(RELU_GRAD, 0) X(TANH_GRAD, 0) X(SIGMOID_GRAD, 0)                                       \
-    X(SQRT, 1) X(RSQRT, 1) X(LOG, 1) X(ABS, 1) X(RECIPROCAL, 1) X(IDENTITY, 1) /* y = x */
+    X(RELU, 1, x, -4, 4) X(TANH, 1, x, -4, 4) X(SIGMOID, 1, x, -8, 8) X(EXP, 1, x, -4, 4)    \
+    X(NEG, 1, x, -4, 4) X(SQUARE, 1, x, -4, 4)                                               \
+    X(RELU_GRAD, 0, y, -4, 4) X(TANH_GRAD, 0, y, -1, 1) X(SIGMOID_GRAD, 0, y, 0, 1)          \
+    X(SQRT, 1, x, 0, 4) X(RSQRT, 1, x, 0, 4) X(LOG, 1, x, 0, 4) X(ABS, 1, x, -4, 4)          \
+    X(RECIPROCAL, 1, x, -4, 4) X(IDENTITY, 1, x, -4, 4) /* y = x */                          \
+    X(GELU, 1, x, -4, 4) X(GELU_GRAD, 0, x, -4, 4) X(SILU, 1, x, -8, 8) X(SILU_GRAD, 0, x, -8, 8)
 #define XO_BINARY_OP_MAP(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MAX)
 
 typedef enum xo_unary_op {
-#define XO_UNARY_ENUM_(NAME, ACT) XO_##NAME,
+#define XO_UNARY_ENUM_(NAME, ...) XO_##NAME,
     XO_UNARY_OP_MAP(XO_UNARY_ENUM_)
 #undef XO_UNARY_ENUM_
     XO_UNARY_OP_COUNT
@@ -278,6 +288,16 @@ XO_API xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols,
                            xo_buffer *loss, size_t loss_off,
                            xo_buffer *grad, size_t grad_off, size_t ldg);
 
+/* Row-major: idx[i] (int32) = the column of row i's largest element, the first one on
+ * ties; a NaN counts as larger than any number (the first NaN wins, as numpy's argmax).
+ * cols == 0 is XO_ERR_INVALID_ARGUMENT; idx_off counts int32 elements. */
+XO_API xo_status xo_sargmax(xo_context *ctx, size_t rows, size_t cols,
+                            xo_buffer *x, size_t x_off, size_t ldx,
+                            xo_buffer *idx, size_t idx_off);
+XO_API xo_status xo_dargmax(xo_context *ctx, size_t rows, size_t cols,
+                            xo_buffer *x, size_t x_off, size_t ldx,
+                            xo_buffer *idx, size_t idx_off);
+
 /* ---- placement ------------------------------------------------------------- */
 
 #define XO_MAX_DEVICES 16
@@ -312,6 +332,8 @@ XO_API xo_status xo_capture_end(xo_context *ctx, xo_plan **out);
 XO_API xo_status xo_plan_run(xo_plan *plan);
 XO_API void xo_plan_destroy(xo_plan *plan);             /* NULL: no-op; waits for a run */
 XO_API xo_status xo_plan_describe(const xo_plan *plan, char *text, size_t size);
+XO_API size_t xo_plan_describe_size(const xo_plan *plan); /* bytes xo_plan_describe needs, the
+                                                           NUL included; 0 for NULL */
 
 /* ---- the clock (0.5) ------------------------------------------------------------ */
 

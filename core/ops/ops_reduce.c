@@ -1,5 +1,5 @@
 /* The public reductions and the ops built on them: reduce, reduce_axis, softmax,
- * softmax_xent. Each validates every argument, describes itself and dispatches. */
+ * softmax_xent, argmax. Each validates every argument, describes itself and dispatches. */
 #include "xo_ops.h"
 
 #define RET(expr) XO_RETURN_IF_ERROR(expr)
@@ -86,6 +86,18 @@ static XO_INLINE xo_status reduce_axis(const char *fn, xo_dtype dt, xo_context *
     return xo__dispatch(&op);
 }
 
+/* Operand i: n contiguous int32 elements whatever the op's dtype (their offset counts
+ * int32s), as softmax_xent's labels and argmax's indices. */
+static XO_INLINE xo_status check_int32_vector(xo__op *op, int i, const char *name, const char *offname, xo_buffer *b,
+                                              size_t off, size_t n)
+{
+    size_t esize = op->esize;
+    op->esize = sizeof(int32_t);
+    xo_status st = xo__check_vector(op, i, name, offname, NULL, b, off, n, 1);
+    op->esize = esize;
+    return st;
+}
+
 /* Per row: loss = -log_softmax(x)[label], grad = scale (softmax(x) - onehot(label));
  * labels are int32 (their offset counts int32 elements); grad may be NULL, or x with
  * ldg == ldx. */
@@ -98,10 +110,7 @@ static XO_INLINE xo_status softmax_xent(const char *fn, xo_dtype dt, xo_context 
     xo__op_begin(&op, fn, ctx, XO_OP_SOFTMAX_XENT, dt);
     RET(xo__check_ctx(&op));
     RET(xo__check_matrix(&op, 0, "x", "x_off", "ldx", "rows", "cols", 0, x, x_off, XO_ROW_MAJOR, rows, cols, ldx));
-    op.esize = sizeof(int32_t); /* the labels are int32 whatever the dtype */
-    xo_status st = xo__check_vector(&op, 1, "labels", "labels_off", NULL, labels, labels_off, rows, 1);
-    op.esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    RET(st);
+    RET(check_int32_vector(&op, 1, "labels", "labels_off", labels, labels_off, rows));
     RET(xo__check_vector(&op, 2, "loss", "loss_off", NULL, loss, loss_off, rows, 1));
     RET(xo__check_overlap(&op, 2, "loss", 0, "x", 0));
     RET(xo__check_overlap(&op, 2, "loss", 1, "labels", 0));
@@ -124,6 +133,32 @@ static XO_INLINE xo_status softmax_xent(const char *fn, xo_dtype dt, xo_context 
     op.reads = 3u;
     op.writes = 1u << 2 | (grad ? 1u << 3 : 0u);
     op.cpu_only = cols == 0; /* every label is out of range: zeros */
+    return xo__dispatch(&op);
+}
+
+/* Per row, the column of its largest element (the first on ties, the first NaN before
+ * any number) into rows int32 indices (their offset counts int32 elements). */
+static XO_INLINE xo_status argmax(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols,
+                                  xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx, size_t idx_off)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_ARGMAX, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_matrix(&op, 0, "x", "x_off", "ldx", "rows", "cols", 0, x, x_off, XO_ROW_MAJOR, rows, cols, ldx));
+    RET(check_int32_vector(&op, 1, "idx", "idx_off", idx, idx_off, rows));
+    RET(xo__check_overlap(&op, 1, "idx", 0, "x", 0));
+    if (cols == 0)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: cols = 0: the argmax of an empty row is undefined", fn);
+    if (cols > (size_t)INT32_MAX)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "%s: cols = %zu: a column index must fit the int32 idx", fn, cols);
+    if (rows == 0)
+        return XO_OK;
+    op.desc.m = rows;
+    op.desc.n = cols;
+    op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, ldx);
+    op.desc.narg = 2;
+    op.reads = 1u;
+    op.writes = 1u << 1;
     return xo__dispatch(&op);
 }
 
@@ -172,4 +207,14 @@ xo_status xo_dsoftmax_xent(xo_context *ctx, size_t rows, size_t cols, xo_buffer 
 {
     return softmax_xent("xo_dsoftmax_xent", XO_F64, ctx, rows, cols, x, x_off, ldx, labels, labels_off, scale, loss,
                         loss_off, grad, grad_off, ldg);
+}
+xo_status xo_sargmax(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx,
+                     size_t idx_off)
+{
+    return argmax("xo_sargmax", XO_F32, ctx, rows, cols, x, x_off, ldx, idx, idx_off);
+}
+xo_status xo_dargmax(xo_context *ctx, size_t rows, size_t cols, xo_buffer *x, size_t x_off, size_t ldx, xo_buffer *idx,
+                     size_t idx_off)
+{
+    return argmax("xo_dargmax", XO_F64, ctx, rows, cols, x, x_off, ldx, idx, idx_off);
 }

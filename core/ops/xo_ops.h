@@ -49,9 +49,10 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
 #define XO_SMALL_DIMS(x) (((x) >> 29) == 0)
 
 /* 1 for an xo_unary_op that gemm_bias_act takes as its activation (a forward op). */
+_Static_assert(XO_UNARY_OP_COUNT <= 32, "the activation mask holds one bit per unary op");
 static inline int xo__unary_is_activation(xo_unary_op u)
 {
-#define XO_ACT_BIT_(NAME, ACT) | ((uint32_t)(ACT) << XO_##NAME)
+#define XO_ACT_BIT_(NAME, ACT, ...) | ((uint32_t)(ACT) << XO_##NAME)
     static const uint32_t act = 0 XO_UNARY_OP_MAP(XO_ACT_BIT_);
 #undef XO_ACT_BIT_
     return (unsigned)u < XO_UNARY_OP_COUNT && (act >> u & 1u);

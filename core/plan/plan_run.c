@@ -361,22 +361,17 @@ void xo_plan_destroy(xo_plan *p)
     xo__plan_free(p);
 }
 
-xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
+/* Writes what fits of the description into text[size] (text may be NULL when size is 0)
+ * and returns the bytes the whole of it takes, the NUL included, as snprintf counts. */
+static size_t plan_describe(const xo_plan *p, char *text, size_t size)
 {
-    if (!p)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: plan is NULL");
-    if (!text && size)
-        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: text is NULL");
-    if (!size)
-        return XO_OK;
     size_t used = 0;
-    text[0] = '\0';
+    if (size)
+        text[0] = '\0';
 #define PUT(...)                                                                   \
     do {                                                                           \
-        if (used < size) {                                                         \
-            int w_ = snprintf(text + used, size - used, __VA_ARGS__);              \
-            used = w_ < 0 ? size : used + (size_t)w_;                              \
-        }                                                                          \
+        int w_ = snprintf(used < size ? text + used : NULL, used < size ? size - used : 0, __VA_ARGS__); \
+        used += w_ < 0 ? 0 : (size_t)w_;                                           \
     } while (0)
     int step = 0;
     for (int i = 0; i < p->nsteps; i++) {
@@ -404,5 +399,20 @@ xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
     PUT("plan: %d ops in %d steps, predicted %.2f us per run (all on cpu: %.2f us, op by op: %.2f us)\n", p->nops,
         step, p->total_us, p->cpu_us, p->greedy_us);
 #undef PUT
+    return used + 1;
+}
+
+xo_status xo_plan_describe(const xo_plan *p, char *text, size_t size)
+{
+    if (!p)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: plan is NULL");
+    if (!text && size)
+        return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_plan_describe: text is NULL");
+    plan_describe(p, text, size);
     return XO_OK;
+}
+
+size_t xo_plan_describe_size(const xo_plan *p)
+{
+    return p ? plan_describe(p, NULL, 0) : 0;
 }

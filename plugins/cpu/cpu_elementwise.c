@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 /* One case per row of the op maps (crossover.h): a new op needs no edit here. */
-#define UNARY_CASE_(NAME, ACT) \
+#define UNARY_CASE_(NAME, ...) \
     case XO_##NAME: for (size_t i = 0; i < n; i++) y[i] = XO_F_##NAME(x[i]); break;
 #define BINARY_CASE_(NAME) \
     case XO_##NAME: for (size_t i = 0; i < n; i++) c[i] = XO_F_##NAME(a[i], b[i]); break;
@@ -19,6 +19,7 @@
 #define ELEMENTWISE(T, SUF, ATTR)                                                                    \
     ATTR static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
     {                                                                                                \
+        typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */        \
         switch (op) { XO_UNARY_OP_MAP(UNARY_CASE_) }                                                 \
     }                                                                                                \
     ATTR static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \

@@ -47,6 +47,7 @@ xo_status xo__cpu_reduce(const xo_plugin_host *host, xo__cpu_pool *pool, const x
 xo_status xo__cpu_reduce_axis(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_argmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_fused.c: gemm with its epilogue */
 xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */

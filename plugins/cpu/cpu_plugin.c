@@ -190,6 +190,7 @@ static const xo__cpu_op_fn cpu_ops[] = {
     [XO_OP_REDUCE_AXIS] = xo__cpu_reduce_axis,
     [XO_OP_GEMM_BIAS_ACT] = xo__cpu_gemm_bias_act,
     [XO_OP_SOFTMAX_XENT] = xo__cpu_softmax_xent,
+    [XO_OP_ARGMAX] = xo__cpu_argmax,
 };
 /* A kind appended to XO_OP_MAP without its row here fails to compile; one left out in
  * the middle is a NULL entry, which test_optable finds (every kind runs on the CPU). */

@@ -26,7 +26,7 @@
     ATTR static double max_##SUF(const T *x, size_t n)                                               \
     {                                                                                                \
         T m = x[0];                                                                                  \
-        for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;                                      \
+        for (size_t i = 1; i < n; i++) m = XO_F_MAX(x[i], m);                                         \
         return m;                                                                                    \
     }                                                                                                \
     /* sum of exp(x[j] - mx) over a row, through a scratch block (x is only read) */                 \
@@ -96,7 +96,7 @@
             for (size_t j = j0; j < j1; j++) out[j] = x[j];                                          \
             for (size_t i = 1; i < rows; i++) {                                                      \
                 const T *xr = x + i * ldx;                                                           \
-                for (size_t j = j0; j < j1; j++) out[j] = xr[j] > out[j] ? xr[j] : out[j];           \
+                for (size_t j = j0; j < j1; j++) out[j] = XO_F_MAX(xr[j], out[j]);                    \
             }                                                                                        \
             return;                                                                                  \
         }                                                                                            \
@@ -109,6 +109,18 @@
                 for (size_t j = 0; j < w; j++) acc[j] += xr[j];                                      \
             }                                                                                        \
             for (size_t j = 0; j < w; j++) out[b + j] = (T)acc[j];                                   \
+        }                                                                                            \
+    }                                                                                                \
+    /* Rows [r0, r1): idx[r] = the column of row r's largest element, the first on ties; a  \
+     * NaN is larger than any number, so the first NaN wins (XO_F_MAX's rule, as an index). */  \
+    ATTR static void argmax_##SUF(const T *x, size_t ldx, int32_t *idx, size_t r0, size_t r1, size_t cols) \
+    {                                                                                                \
+        for (size_t r = r0; r < r1; r++) {                                                           \
+            const T *xr = x + r * ldx;                                                               \
+            size_t best = 0;                                                                         \
+            for (size_t j = 1; j < cols && xr[best] == xr[best]; j++)                                \
+                if (xr[j] > xr[best] || xr[j] != xr[j]) best = j;                                    \
+            idx[r] = (int32_t)best;                                                                  \
         }                                                                                            \
     }
 
@@ -126,10 +138,12 @@ typedef struct kernels {
                    size_t);
     void (*colreduce_f)(int, const float *, size_t, size_t, float *, size_t, size_t);
     void (*colreduce_d)(int, const double *, size_t, size_t, double *, size_t, size_t);
+    void (*argmax_f)(const float *, size_t, int32_t *, size_t, size_t, size_t);
+    void (*argmax_d)(const double *, size_t, int32_t *, size_t, size_t, size_t);
 } kernels;
 #define TABLE(F, D)                                                                                   \
     {sum_##F, sum_##D, max_##F, max_##D, softmax_##F, softmax_##D, xent_##F, xent_##D, colreduce_##F, \
-     colreduce_##D}
+     colreduce_##D, argmax_##F, argmax_##D}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 
@@ -207,6 +221,17 @@ static void reduce_axis_range(void *arg, size_t b, size_t e, int c)
     }
 }
 
+static void argmax_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    const xo_op_desc *op = j->op;
+    if (F32(j))
+        k()->argmax_f(j->p[0], op->ld[0], j->p[1], b, e, op->n);
+    else
+        k()->argmax_d(j->p[0], op->ld[0], j->p[1], b, e, op->n);
+}
+
 /* Rows per chunk so that a chunk covers about XO_CPU_GRAIN elements. */
 static size_t rows_grain(size_t cols)
 {
@@ -228,7 +253,7 @@ xo_status xo__cpu_reduce(const xo_plugin_host *host, xo__cpu_pool *pool, const x
     int chunks = xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, reduce_range, &j);
     double r = j.partial[0];
     for (int c = 1; c < chunks; c++)
-        r = op->subop == XO_SUM ? r + j.partial[c] : (j.partial[c] > r ? j.partial[c] : r);
+        r = op->subop == XO_SUM ? r + j.partial[c] : XO_F_MAX(j.partial[c], r);
     xo__cpu_store(op, 1, r);
     return XO_OK;
 }
@@ -260,13 +285,25 @@ xo_status xo__cpu_softmax(const xo_plugin_host *host, xo__cpu_pool *pool, const 
     return XO_OK;
 }
 
-/* Labels (operand 1) are int32 whatever the dtype: their offset counts int32s. */
-xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+/* A row-wise op whose operand 1 is int32 whatever the dtype (softmax_xent's labels,
+ * argmax's indices): its offset counts int32s. */
+static xo_status rows_with_int32(xo__cpu_pool *pool, const xo_op_desc *op, void (*range)(void *, size_t, size_t, int))
 {
-    (void)host;
     job j;
     job_init(&j, op);
     j.p[1] = (int32_t *)op->arg[1].host + op->arg[1].off;
-    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), xent_range, &j);
+    xo__cpu_parallel_for(pool, op->m, rows_grain(op->n), range, &j);
     return XO_OK;
+}
+
+xo_status xo__cpu_softmax_xent(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    return rows_with_int32(pool, op, xent_range);
+}
+
+xo_status xo__cpu_argmax(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    return rows_with_int32(pool, op, argmax_range);
 }

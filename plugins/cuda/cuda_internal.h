@@ -11,7 +11,7 @@
  *   cuda_fused.c        gemm_bias_act (calls cuda_blas.c's gemm)
  *   cuda_blas.c         gemm, gemv, axpy, scal, dot, ger (cuBLAS); nrm2, copy (kernels)
  *   cuda_elementwise.c  unary, binary, binary_scalar, fill, scale_by, axpby, bias
- *   cuda_reduce.c       reduce, reduce_axis, softmax, softmax_xent
+ *   cuda_reduce.c       reduce, reduce_axis, softmax, softmax_xent, argmax
  *   cuda_memory.c       mem_alloc, mem_free, upload, download (pinned staging)
  *   cuda_device.c       one device: open/close (context, stream), lock + current context,
  *                       cuBLAS handle and kernel module on first need, kernel launch
@@ -252,6 +252,7 @@ xo_status xo__cuda_reduce(xo__cuda_state *st, xo__cuda_device *d, const xo_op_de
 xo_status xo__cuda_reduce_axis(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 xo_status xo__cuda_softmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 xo_status xo__cuda_softmax_xent(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
+xo_status xo__cuda_argmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 /* cuda_fused.c */
 xo_status xo__cuda_gemm_bias_act(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op);
 

@@ -24,6 +24,7 @@
     X(REDUCE_ROWS, reduce_rows)     /* reduce_axis 1: a block per row                    */ \
     X(REDUCE_COLS, reduce_cols)     /* reduce_axis 0: 32 columns per block               */ \
     X(EPILOGUE, epilogue)           /* gemm_bias_act's pass over C                       */ \
+    X(ARGMAX, argmax)               /* a block per row: the first largest column         */ \
     X(CHAIN, chain)                 /* an element-wise chain (xo_chain), interpreted     */
 
 /* xo_chain_{f32,f64}: the "xo_chain" extra's interpreter kernel. Its one parameter is an

@@ -28,7 +28,7 @@ int xo__cuda_nvrtc_enabled = 1;
 #define XO_STR_(...) #__VA_ARGS__
 #define XO_XSTR_(...) XO_STR_(__VA_ARGS__)
 static const char *const k_unary_src[XO_UNARY_OP_COUNT] = {
-#define XO_U_SRC_(NAME, ACT) [XO_##NAME] = XO_XSTR_(XO_F_##NAME(v)),
+#define XO_U_SRC_(NAME, ...) [XO_##NAME] = XO_XSTR_(XO_F_##NAME(v)),
     XO_UNARY_OP_MAP(XO_U_SRC_)
 #undef XO_U_SRC_
 };
@@ -107,7 +107,7 @@ static char *chain_source(const xo_cuda_chain_prog *p, int f64)
 {
     text t = {0};
     put(&t, "%sextern \"C\" __global__ void __launch_bounds__(%d) xo_chain_%s(const struct xo_prog p)\n{\n"
-            "    typedef %s T;\n    const xo_u64 stride = (xo_u64)gridDim.x * blockDim.x;\n"
+            "    typedef %s T;\n    typedef T xo_real;\n    const xo_u64 stride = (xo_u64)gridDim.x * blockDim.x;\n"
             "    for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride) {\n",
         k_prelude, XO_CUDA_BLOCK, f64 ? "f64" : "f32", f64 ? "double" : "float");
     for (int k = 0; k < p->nsteps && !t.failed; k++) {

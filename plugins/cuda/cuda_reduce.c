@@ -1,6 +1,6 @@
 /* The reduction family and the ops built on one: reduce (two passes through the
- * device's scratch when one block is not enough), reduce_axis, softmax and
- * softmax_xent (one block per row). */
+ * device's scratch when one block is not enough), reduce_axis, softmax, softmax_xent
+ * and argmax (one block per row). */
 #include "cuda_internal.h"
 
 #define DEVPTR XO_CUDA_DEVPTR
@@ -65,4 +65,14 @@ xo_status xo__cuda_softmax_xent(xo__cuda_state *st, xo__cuda_device *d, const xo
     xo__cuda_scalar scale;
     void *params[] = {&x, &ldx, &labels, &loss, &g, &ldg, &rows, &n, xo__cuda_scalar_of(&scale, f64, op->alpha)};
     return xo__cuda_launch(st, d, XO_CUDA_K_SOFTMAX_XENT, f64, xo__cuda_grid_cap(op->m), 1, params);
+}
+
+/* The indices are int32 whatever the precision, and their offset counts int32 elements. */
+xo_status xo__cuda_argmax(xo__cuda_state *st, xo__cuda_device *d, const xo_op_desc *op)
+{
+    const size_t es = xo__cuda_esize(op);
+    CUdeviceptr x = DEVPTR(op, 0, es), idx = DEVPTR(op, 1, sizeof(int32_t));
+    unsigned long long ldx = op->ld[0], rows = op->m, n = op->n;
+    void *params[] = {&x, &ldx, &idx, &rows, &n};
+    return xo__cuda_launch(st, d, XO_CUDA_K_ARGMAX, op->dtype == XO_F64, xo__cuda_grid_cap(op->m), 1, params);
 }

@@ -35,6 +35,7 @@ static const cuda_op ops[] = {
     [XO_OP_REDUCE_AXIS] = {xo__cuda_reduce_axis, K},
     [XO_OP_GEMM_BIAS_ACT] = {xo__cuda_gemm_bias_act, B | K},
     [XO_OP_SOFTMAX_XENT] = {xo__cuda_softmax_xent, K},
+    [XO_OP_ARGMAX] = {xo__cuda_argmax, K},
 };
 /* A kind appended to XO_OP_MAP without its row here fails to compile; one left out in
  * the middle has no entry, which test_cuda_ops_nn's test_supports_every_kind finds. */

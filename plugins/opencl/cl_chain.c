@@ -56,7 +56,7 @@ static const struct {
 #undef XO_CL_CHAIN_ROW_
 };
 
-#define XO_CL_CHAIN_UNARY_(NAME, ACT) #NAME,
+#define XO_CL_CHAIN_UNARY_(NAME, ...) #NAME,
 #define XO_CL_CHAIN_BINARY_(NAME) #NAME,
 static const char *const unary_names[] = {XO_UNARY_OP_MAP(XO_CL_CHAIN_UNARY_)};
 static const char *const binary_names[] = {XO_BINARY_OP_MAP(XO_CL_CHAIN_BINARY_)};
@@ -74,6 +74,7 @@ typedef struct shape {
 } shape;
 _Static_assert(sizeof(shape_step) == 8 && sizeof(shape) == 4 + 8 * XO_CHAIN_MAX, "shape has no padding");
 _Static_assert(CHAIN_PARAMS < SRC_MEM && XO_CHAIN_MAX < SRC_MEM, "source codes fit a byte");
+_Static_assert(XO_UNARY_OP_COUNT <= 256 && XO_BINARY_OP_COUNT <= 256, "a sub-op fits its byte of the shape");
 
 /* A chain seen through its shape, with the values of one run. */
 typedef struct chain_args {
@@ -262,8 +263,9 @@ static char *generate(const shape *sh, size_t *out_len)
     sb_add(&b, "/* crossover: a chain of %d element-wise steps (plugins/opencl/cl_chain.c) */\n", sh->nsteps);
     if (sh->dtype == XO_F64)
         sb_add(&b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n");
-    else
-        sb_add(&b, "typedef float real;\n");
+    else /* xo_formulas.h's constants as float literals: no double without cl_khr_fp64 */
+        sb_add(&b, "typedef float real;\n#undef XO_REAL\n#define XO_REAL(v) (v##f)\n");
+    sb_add(&b, "typedef real xo_real;\n"); /* the element type of xo_formulas.h */
     sb_add(&b, "#define XO_FN_EXP(x) exp(x)\n#define XO_FN_TANH(x) tanh(x)\n#define XO_FN_SQRT(x) sqrt(x)\n"
                "#define XO_FN_RSQRT(x) rsqrt(x)\n#define XO_FN_LOG(x) log(x)\n#define XO_FN_FABS(x) fabs(x)\n");
     sb_add(&b, "__kernel void xo_chain(const ulong n");

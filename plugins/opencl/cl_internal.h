@@ -45,6 +45,7 @@
     X(REDUCE_AXIS, "xo_reduce_axis", REDUCE)                                    \
     X(SOFTMAX, "xo_softmax", REDUCE)                                            \
     X(SOFTMAX_XENT, "xo_softmax_xent", REDUCE)                                  \
+    X(ARGMAX, "xo_argmax", REDUCE)                                              \
     X(NRM2_PARTIAL, "xo_nrm2_partial", REDUCE)                                  \
     X(NRM2_FINAL, "xo_nrm2_final", REDUCE)
 
@@ -282,6 +283,8 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
                                   const char **call);
 cl_int xo__cl_launch_reduce_axis(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
                                  const char **call);
+cl_int xo__cl_launch_argmax(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *last,
+                            const char **call);
 /* C = act(alpha op(A) op(B) + beta C + bias): CLBlast's gemm, then one pass over C (our
  * kernel in program `prog`, `launch` unused). */
 xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,

@@ -37,7 +37,7 @@ static const struct {
 /* What every program is compiled with, before its own source: the op maps of
  * crossover.h (the kernels make their enums and switches from them) and the formulas
  * of plugins/common/xo_formulas.h (embedded as "xo_formulas"). */
-#define XO_CL_UNARY_ROW_(NAME, ACT) " X(" #NAME ")"
+#define XO_CL_UNARY_ROW_(NAME, ...) " X(" #NAME ")"
 #define XO_CL_BINARY_ROW_(NAME) " X(" #NAME ")"
 static const char maps_prefix[] = "#define XO_UNARY_OP_MAP(X)" XO_UNARY_OP_MAP(XO_CL_UNARY_ROW_) "\n"
                                   "#define XO_BINARY_OP_MAP(X)" XO_BINARY_OP_MAP(XO_CL_BINARY_ROW_) "\n";

@@ -144,15 +144,24 @@ static cl_int bias_act_locked(xo__cl_device *d, xo_dtype dt, int act, xo_layout 
     return xo__cl_launch_2d_locked(d, k, args, 12, outer, inner, ev, call);
 }
 
+/* Kernel `id` in the op's precision, sized one work-group per row (grid-strided over at
+ * most 65536 groups), as wide as the row up to 256 items (a power of two). */
+static cl_kernel row_groups(xo__cl_device *d, const xo_op_desc *op, xo__cl_kernel_id id, size_t *lsz, size_t *global)
+{
+    cl_kernel k = d->kernel[id][op->dtype];
+    *lsz = pow2_fit(op->n, xo__cl_pow2_floor(min_size(xo__cl_kernel_wg(d, k), 256)));
+    *global = min_size(op->m, 65536) * *lsz;
+    return k;
+}
+
 /* One work-group per row (grid-strided), as wide as the row up to 256 items. */
 cl_int xo__cl_launch_softmax(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *ev, const char **call)
 {
     (void)first;
     const int dt = op->dtype;
     const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    cl_kernel k = d->kernel[XO_CL_K_SOFTMAX][dt];
-    size_t lsz = pow2_fit(op->n, xo__cl_pow2_floor(min_size(xo__cl_kernel_wg(d, k), 256)));
-    size_t global = min_size(op->m, 65536) * lsz;
+    size_t lsz, global;
+    cl_kernel k = row_groups(d, op, XO_CL_K_SOFTMAX, &lsz, &global);
     cl_int sop = op->subop;
     cl_ulong rows = op->m, cols = op->n, ldx = op->ld[0], ldy = op->ld[1];
     cl_ulong x_off = op->arg[0].off, y_off = op->arg[1].off;
@@ -261,9 +270,8 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
     (void)first;
     const int dt = op->dtype;
     const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
-    cl_kernel k = d->kernel[XO_CL_K_SOFTMAX_XENT][dt];
-    size_t lsz = pow2_fit(op->n, xo__cl_pow2_floor(min_size(xo__cl_kernel_wg(d, k), 256)));
-    size_t global = min_size(op->m, 65536) * lsz;
+    size_t lsz, global;
+    cl_kernel k = row_groups(d, op, XO_CL_K_SOFTMAX_XENT, &lsz, &global);
     const xo_operand *a = op->arg;
     const int grad = op->narg > 3;
     cl_ulong rows = op->m, cols = op->n, ldx = op->ld[0], ldg = grad ? op->ld[1] : 0;
@@ -277,6 +285,24 @@ cl_int xo__cl_launch_softmax_xent(xo__cl_device *d, const xo_op_desc *op, cl_eve
                                XO_CL_ARG(loss),  XO_CL_ARG(loss_off), XO_CL_ARG(has_grad), XO_CL_ARG(g),
                                XO_CL_ARG(g_off), XO_CL_ARG(ldg),      {lsz * esize, NULL}};
     return xo__cl_launch_locked(d, k, args, 15, 1, &global, &lsz, ev, call);
+}
+
+/* One work-group per row (grid-strided), as wide as the row up to 256 items; the
+ * indices are int32 (their offset counts int32s), cols fits them (the core checks). */
+cl_int xo__cl_launch_argmax(xo__cl_device *d, const xo_op_desc *op, cl_event *first, cl_event *ev, const char **call)
+{
+    (void)first;
+    const int dt = op->dtype;
+    const size_t esize = dt == XO_F64 ? sizeof(double) : sizeof(float);
+    size_t lsz, global;
+    cl_kernel k = row_groups(d, op, XO_CL_K_ARGMAX, &lsz, &global);
+    cl_ulong rows = op->m, ldx = op->ld[0], x_off = op->arg[0].off, i_off = op->arg[1].off;
+    cl_uint cols = (cl_uint)op->n;
+    cl_mem x = xo__cl_mem(op->arg[0].mem), idx = xo__cl_mem(op->arg[1].mem);
+    const xo__cl_arg args[] = {XO_CL_ARG(rows), XO_CL_ARG(cols),  XO_CL_ARG(x),
+                               XO_CL_ARG(x_off), XO_CL_ARG(ldx),  XO_CL_ARG(idx),
+                               XO_CL_ARG(i_off), {lsz * esize, NULL}, {lsz * sizeof(cl_uint), NULL}};
+    return xo__cl_launch_locked(d, k, args, 9, 1, &global, &lsz, ev, call);
 }
 
 xo_status xo__cl_run_gemm_bias_act(xo__cl_state *st, xo__cl_device *d, const xo_op_desc *op, uint64_t token,

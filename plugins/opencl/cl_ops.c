@@ -33,6 +33,7 @@ const xo__cl_op_row xo__cl_ops[] = {
     [XO_OP_REDUCE_AXIS] = KERNEL(reduce_axis, REDUCE),
     [XO_OP_GEMM_BIAS_ACT] = {xo__cl_run_gemm_bias_act, NULL, XO_CL_PROG_ELEMENTWISE, 0}, /* + its epilogue */
     [XO_OP_SOFTMAX_XENT] = KERNEL(softmax_xent, REDUCE),
+    [XO_OP_ARGMAX] = KERNEL(argmax, REDUCE),
 };
 _Static_assert(sizeof xo__cl_ops / sizeof *xo__cl_ops == XO_OP_KIND_COUNT, "an OpenCL row for every op kind");
 

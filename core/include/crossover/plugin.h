@@ -58,7 +58,8 @@ extern "C" {
     X(SOFTMAX,       "softmax",       2, 1, "x y")          \
     X(REDUCE_AXIS,   "reduce_axis",   2, 1, "x out")        \
     X(GEMM_BIAS_ACT, "gemm_bias_act", 4, 2, "a b c bias")  \
-    X(SOFTMAX_XENT,  "softmax_xent",  4, 2, "x labels loss grad")
+    X(SOFTMAX_XENT,  "softmax_xent",  4, 2, "x labels loss grad") \
+    X(ARGMAX,        "argmax",        2, 1, "x idx")
 
 /* Op kinds as the core describes them to plugins. */
 typedef enum xo_op_kind {
@@ -114,6 +115,9 @@ typedef struct xo_operand {
  *                 which may be x itself with the same ld), 3 without. Per row with label
  *                 c in [0, n): loss = log(sum exp(x - max)) - (x[c] - max), grad =
  *                 alpha * (softmax - onehot(c)); any other c: loss and grad rows are 0
+ *   ARGMAX        m = rows, n = cols, ld[0] (x); idx (arg[1]) is m int32 whatever the
+ *                 dtype, arg[1].off counting int32 elements: idx[i] = the column of row
+ *                 i's largest element, the first on ties, the first NaN before any number
  * Every size is > 0 when a device plugin sees an op: the degenerate cases the contract
  * defines (gemm with k == 0, dot/nrm2/sum over n == 0, reductions over an empty axis)
  * are run by the core on device 0, so only the CPU plugin sees k == 0 (C = beta*C) or

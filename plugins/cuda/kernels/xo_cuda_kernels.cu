@@ -20,6 +20,7 @@
  *   xo_binary_scalar_*   c[i] = a[i] (op) s                   (c may be a)
  *   xo_scale_by_*        x[i] *= s[0]                         (s read on the device)
  *   xo_softmax_*         one block per row: max, sum of exp(x - max), then the row
+ *   xo_argmax_*          one block per row: the first largest column (the first NaN)
  *   xo_softmax_xent_*    one block per row: max, sum of exp(x - max), then the loss and
  *                        (g not NULL) g = scale (softmax - onehot(label)); g may be x
  *   xo_reduce_rows_*     out[r] = fold of row r: one block per row (axis 1)
@@ -67,8 +68,9 @@ __device__ __forceinline__ double xo_abs(double v) { return fabs(v); }
 template <typename T>
 __device__ __forceinline__ T xo_unary_apply(int op, T v)
 {
+    typedef T xo_real; /* the element type of xo_formulas.h */
     switch (op) {
-#define XO_UNARY_CASE_(NAME, ACT) case XO_##NAME: return T(XO_F_##NAME(v));
+#define XO_UNARY_CASE_(NAME, ...) case XO_##NAME: return T(XO_F_##NAME(v));
     XO_UNARY_OP_MAP(XO_UNARY_CASE_)
 #undef XO_UNARY_CASE_
     default: return v;
@@ -127,14 +129,14 @@ __device__ __forceinline__ void xo_reduce_impl(const T *x, xo_u64 n, int op, T *
     T acc = sum ? T(0) : x[0];
     for (xo_u64 i = (xo_u64)blockIdx.x * blockDim.x + tid; i < n; i += stride) {
         const T v = x[i];
-        acc = sum ? acc + v : (v > acc ? v : acc);
+        acc = sum ? acc + v : T(XO_F_MAX(v, acc));
     }
     part[tid] = acc;
     __syncthreads();
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (tid < s) {
             const T o = part[tid + s];
-            part[tid] = sum ? part[tid] + o : (o > part[tid] ? o : part[tid]);
+            part[tid] = sum ? part[tid] + o : T(XO_F_MAX(o, part[tid]));
         }
         __syncthreads();
     }
@@ -300,7 +302,7 @@ xo_nrm2_f64(const double *x, xo_u64 n, xo_u64 inc, double *out, int stage)
 template <typename T>
 __device__ __forceinline__ T xo_fold(bool sum, T acc, T v)
 {
-    return sum ? acc + v : (v > acc ? v : acc);
+    return sum ? acc + v : T(XO_F_MAX(v, acc));
 }
 
 /* Fold one value per thread across the block (every thread calls it, same `sum`); all
@@ -434,6 +436,51 @@ __device__ __forceinline__ void xo_softmax_xent_impl(const T *x, xo_u64 ldx, con
     }
 }
 
+/* Whether (v at column i) comes before (u at column j) for argmax: a NaN before any
+ * number (XO_F_MAX's rule), a larger number before a smaller, the lower column on ties
+ * and between two NaNs, so the first NaN and the first of equal maxima win. */
+template <typename T>
+__device__ __forceinline__ bool xo_arg_before(T v, xo_u64 i, T u, xo_u64 j)
+{
+    const bool vn = v != v, un = u != u;
+    if (vn != un) return vn;
+    if (!vn && v != u) return v > u;
+    return i < j;
+}
+
+/* One block per row (rows in a grid stride): each thread keeps the best of its strided
+ * share, then a tree over (value, column) pairs; a column of `cols` marks none. */
+template <typename T>
+__device__ __forceinline__ void xo_argmax_impl(const T *x, xo_u64 ldx, int *idx, xo_u64 rows, xo_u64 cols)
+{
+    __shared__ T sv[XO_CUDA_BLOCK];
+    __shared__ xo_u64 si[XO_CUDA_BLOCK];
+    const unsigned tid = threadIdx.x;
+    for (xo_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + r * ldx;
+        T bv = T(0);
+        xo_u64 bi = cols;
+        for (xo_u64 j = tid; j < cols; j += blockDim.x)
+            if (bi == cols || xo_arg_before<T>(xr[j], j, bv, bi)) {
+                bv = xr[j];
+                bi = j;
+            }
+        sv[tid] = bv;
+        si[tid] = bi;
+        __syncthreads();
+        for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (tid < s && si[tid + s] < cols &&
+                (si[tid] == cols || xo_arg_before<T>(sv[tid + s], si[tid + s], sv[tid], si[tid]))) {
+                sv[tid] = sv[tid + s];
+                si[tid] = si[tid + s];
+            }
+            __syncthreads();
+        }
+        if (tid == 0) idx[r] = (int)si[0];
+        __syncthreads(); /* sv and si are reused by the next row */
+    }
+}
+
 #define XO_COLS_TILE 32u /* columns per block, one warp wide (XO_CUDA_COLS_TILE in C) */
 #define XO_COLS_LANES (XO_CUDA_BLOCK / XO_COLS_TILE) /* row lanes per block */
 
@@ -494,6 +541,7 @@ __device__ __forceinline__ void xo_epilogue_impl(T *c, xo_u64 ld, xo_u64 outer, 
 #define XO_REDUCE_AXIS_PARAMS(T) (const T *x, xo_u64 ldx, xo_u64 rows, xo_u64 cols, int op, T *out)
 #define XO_SOFTMAX_XENT_PARAMS(T) \
     (const T *x, xo_u64 ldx, const int *labels, T *loss, T *g, xo_u64 ldg, xo_u64 rows, xo_u64 cols, T scale)
+#define XO_ARGMAX_PARAMS(T) (const T *x, xo_u64 ldx, int *idx, xo_u64 rows, xo_u64 cols)
 #define XO_EPILOGUE_PARAMS(T) \
     (T *c, xo_u64 ld, xo_u64 outer, xo_u64 inner, const T *bias, int bias_inner, T beta, int act)
 
@@ -508,6 +556,7 @@ XO_KERNEL_PAIR(xo_softmax_xent, XO_SOFTMAX_XENT_PARAMS, (x, ldx, labels, loss, g
 XO_KERNEL_PAIR(xo_reduce_rows, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_reduce_cols, XO_REDUCE_AXIS_PARAMS, (x, ldx, rows, cols, op, out))
 XO_KERNEL_PAIR(xo_epilogue, XO_EPILOGUE_PARAMS, (c, ld, outer, inner, bias, bias_inner, beta, act))
+XO_KERNEL_PAIR(xo_argmax, XO_ARGMAX_PARAMS, (x, ldx, idx, rows, cols))
 } /* extern "C" */
 
 /* ---- the chain interpreter (the "xo_chain" extra) ------------------------------------ */
