@@ -148,3 +148,5 @@ xo_add_test(test_plan_fuse SOURCES test_plan_fuse.c test_plan_cases.c LIBS xo_mo
             ENV XO_CALIBRATE=off)
 # Four threads run one plan: runs are serialized (ThreadSanitizer: ctest -R threads).
 xo_add_test(test_plan_threads SOURCES test_plan_threads.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
+# The CPU plugin's own float math (its rational tanh) over the whole float range.
+xo_add_test(test_cpu_math SOURCES test_cpu_math.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
