@@ -20,8 +20,8 @@
 #define XO_CHAIN_BLOCK 2048
 /* Shorter chains run op by op: the same Adam chain at n = 64 ran as fast op by op as
  * fused, at n = 128 fused won (1.19x of eager against 1.09x op by op), at 1024 1.74x
- * against 1.03x. */
-#define XO_CHAIN_MIN_N 128
+ * against 1.03x. A variable only so that bench/chain_cpu.c can time both sides. */
+size_t xo__cpu_chain_min_n = 128;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
@@ -201,7 +201,7 @@ static void assign_slots(job *j)
 
 int xo__cpu_chain_supports(const xo_chain *c)
 {
-    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < XO_CHAIN_MIN_N || !c->steps)
+    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < xo__cpu_chain_min_n || !c->steps)
         return 0;
     for (int s = 0; s < c->nsteps; s++) {
         const xo_chain_step *st = &c->steps[s];
