@@ -1,25 +1,26 @@
 /* Small gemms (some of m, n, k tiny, few multiply-adds in all) without OpenBLAS: its
  * general path packs both operands into panels and dispatches through layers sized for
  * large products, which costs more than the product itself at the shapes of small
- * networks (16x3x100, 1x100x3: 130-220 ns where the arithmetic is a few dozen).
+ * networks (16x3x100: 560 ns for 4800 multiply-adds).
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
- * of two loops the compiler vectorises:
- *   - rows (n >= XO_SMALL_ROWS_N): row i of C accumulates a(i,p) * row p of B in a
- *     row-long accumulator, vectorised along n; B transposed is first copied upright;
- *   - dots (narrow C): c(i,j) is a dot product along k of row i of A and column j of B,
- *     each copied to be contiguous when it is not, summed in one lane per vector element
- *     (no reassociation needed, so the result does not depend on the instruction set
- *     beyond multiply-add contraction).
- * beta == 0 never reads C (NaN there stays out), as BLAS. */
+ * of two loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * instruction set's instantiation keeps them in its registers:
+ *   - tiles (n >= XO_SMALL_ROWS_N): 4 rows x one vector of C accumulate a(i,p) * row p
+ *     of B in registers over all of k; B is first copied upright and padded to whole
+ *     vectors when it is transposed or n is not a multiple of the vector;
+ *   - dots (narrow C, long k): c(i,j) is a dot product along k of row i of A and column
+ *     j of B (copied to be contiguous), summed lane by lane.
+ * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
+ * xo__cpu_scale_output / OpenBLAS (A and B are not read). */
 #include "cpu_internal.h"
 
 #include <pthread.h>
 
 /* Narrower rows than this run as dot products. */
 #define XO_SMALL_ROWS_N 8
-/* Elements of scratch (accumulator row and copied operands), on the stack. */
-#define XO_SMALL_WORK 4096
+/* Elements of scratch (copied operands), on the caller's stack: 16 KB in double. */
+#define XO_SMALL_WORK 2048
 /* Products with more multiply-adds than this go to OpenBLAS, whose blocked kernels win
  * there; see xo__cpu_small_gemm's figures. */
 #define XO_SMALL_MAX_FMA ((size_t)1 << 15)
@@ -27,93 +28,93 @@
  * the width of C's tiles and of the dot products' lanes. */
 #define LANES(T) (64 / sizeof(T))
 
-#define SMALL_LOOPS(T, SUF, ATTR)                                                                        \
-    typedef T V_##SUF __attribute__((vector_size(64))); /* LANES elements */                   \
-    ATTR static void small_##SUF(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, int ta,   \
-                                 const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w)         \
-    {                                                                                                    \
-        if (n >= XO_SMALL_ROWS_N) {                                                                      \
-            /* B upright and its rows padded with zeros to whole vectors, unless already so */           \
-            const size_t np = (n + LANES(T) - 1) / LANES(T) * LANES(T);                                           \
-            const T *bu = b;                                                                             \
-            size_t ldu = ldb;                                                                            \
-            if (tb || np != n) {                                                                         \
-                for (size_t p = 0; p < k; p++) {                                                         \
-                    T *restrict t = w + p * np;                                                          \
-                    for (size_t j = 0; j < n; j++)                                                       \
-                        t[j] = tb ? b[j * ldb + p] : b[p * ldb + j];                                     \
-                    for (size_t j = n; j < np; j++)                                                      \
-                        t[j] = 0;                                                                        \
-                }                                                                                        \
-                bu = w;                                                                                  \
-                ldu = np;                                                                                \
-            }                                                                                            \
-            for (size_t i0 = 0; i0 < m; i0 += 4) {                                                       \
-                /* 4 rows of A; past the last row, the last row again (computed, not stored) */          \
+#define SMALL_LOOPS(T, SUF, ATTR)                                                                       \
+    typedef T V_##SUF __attribute__((vector_size(64))); /* LANES elements */                            \
+    ATTR static void small_##SUF(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, int ta, \
+                                 const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w)        \
+    {                                                                                                   \
+        if (n >= XO_SMALL_ROWS_N) {                                                                     \
+            /* B upright and its rows padded with zeros to whole vectors, unless already so */          \
+            const size_t np = (n + LANES(T) - 1) / LANES(T) * LANES(T);                                 \
+            const T *bu = b;                                                                            \
+            size_t ldu = ldb;                                                                           \
+            if (tb || np != n) {                                                                        \
+                for (size_t p = 0; p < k; p++) {                                                        \
+                    T *restrict t = w + p * np;                                                         \
+                    for (size_t j = 0; j < n; j++)                                                      \
+                        t[j] = tb ? b[j * ldb + p] : b[p * ldb + j];                                    \
+                    for (size_t j = n; j < np; j++)                                                     \
+                        t[j] = 0;                                                                       \
+                }                                                                                       \
+                bu = w;                                                                                 \
+                ldu = np;                                                                               \
+            }                                                                                           \
+            for (size_t i0 = 0; i0 < m; i0 += 4) {                                                      \
+                /* 4 rows of A; past the last row, the last row again (computed, not stored) */         \
                 const size_t r0 = i0, r1 = i0 + 1 < m ? i0 + 1 : m - 1, r2 = i0 + 2 < m ? i0 + 2 : m - 1, \
-                             r3 = i0 + 3 < m ? i0 + 3 : m - 1;                                           \
-                for (size_t j0 = 0; j0 < n; j0 += LANES(T)) { /* a 4 x LANES(T) tile of C in registers */      \
-                    V_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};                                      \
-                    for (size_t p = 0; p < k; p++) {                                                     \
-                        V_##SUF row;                                                                     \
-                        memcpy(&row, bu + p * ldu + j0, sizeof row);                                     \
-                        c0 += (ta ? a[p * lda + r0] : a[r0 * lda + p]) * row;                            \
-                        c1 += (ta ? a[p * lda + r1] : a[r1 * lda + p]) * row;                            \
-                        c2 += (ta ? a[p * lda + r2] : a[r2 * lda + p]) * row;                            \
-                        c3 += (ta ? a[p * lda + r3] : a[r3 * lda + p]) * row;                            \
-                    }                                                                                    \
-                    const size_t nj = n - j0 < LANES(T) ? n - j0 : LANES(T);                                   \
-                    const V_##SUF tile[4] = {c0, c1, c2, c3};                                            \
-                    for (size_t r = 0; r < 4 && i0 + r < m; r++) {                                       \
-                        T *ci = c + (i0 + r) * ldc + j0;                                                 \
-                        V_##SUF v = alpha * tile[r];                                                     \
-                        if (nj == LANES(T)) {                                                               \
-                            if (beta != 0) {                                                             \
-                                V_##SUF old;                                                             \
-                                memcpy(&old, ci, sizeof old);                                            \
-                                v += beta * old;                                                         \
-                            }                                                                            \
-                            memcpy(ci, &v, sizeof v);                                                    \
-                        } else                                                                           \
-                            for (size_t l = 0; l < nj; l++)                                              \
-                                ci[l] = beta == 0 ? v[l] : v[l] + beta * ci[l];                          \
-                    }                                                                                    \
-                }                                                                                        \
-            }                                                                                            \
-            return;                                                                                      \
-        }                                                                                                \
+                             r3 = i0 + 3 < m ? i0 + 3 : m - 1;                                          \
+                for (size_t j0 = 0; j0 < n; j0 += LANES(T)) { /* a 4 x LANES(T) tile of C in registers */ \
+                    V_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};                                     \
+                    for (size_t p = 0; p < k; p++) {                                                    \
+                        V_##SUF row;                                                                    \
+                        memcpy(&row, bu + p * ldu + j0, sizeof row);                                    \
+                        c0 += (ta ? a[p * lda + r0] : a[r0 * lda + p]) * row;                           \
+                        c1 += (ta ? a[p * lda + r1] : a[r1 * lda + p]) * row;                           \
+                        c2 += (ta ? a[p * lda + r2] : a[r2 * lda + p]) * row;                           \
+                        c3 += (ta ? a[p * lda + r3] : a[r3 * lda + p]) * row;                           \
+                    }                                                                                   \
+                    const size_t nj = n - j0 < LANES(T) ? n - j0 : LANES(T);                            \
+                    const V_##SUF tile[4] = {c0, c1, c2, c3};                                           \
+                    for (size_t r = 0; r < 4 && i0 + r < m; r++) {                                      \
+                        T *ci = c + (i0 + r) * ldc + j0;                                                \
+                        V_##SUF v = alpha * tile[r];                                                    \
+                        if (nj == LANES(T)) {                                                           \
+                            if (beta != 0) {                                                            \
+                                V_##SUF old;                                                            \
+                                memcpy(&old, ci, sizeof old);                                           \
+                                v += beta * old;                                                        \
+                            }                                                                           \
+                            memcpy(ci, &v, sizeof v);                                                   \
+                        } else                                                                          \
+                            for (size_t l = 0; l < nj; l++)                                             \
+                                ci[l] = beta == 0 ? v[l] : v[l] + beta * ci[l];                         \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+            return;                                                                                     \
+        }                                                                                               \
         /* Dots: rows of A and columns of B contiguous along k (copied when not). */                    \
-        T *bt = w;                                                                                       \
-        const T *bc = b;                                                                                 \
-        size_t ldbc = ldb;                                                                               \
-        if (!tb) {                                                                                       \
-            for (size_t j = 0; j < n; j++)                                                               \
-                for (size_t p = 0; p < k; p++)                                                           \
-                    bt[j * k + p] = b[p * ldb + j];                                                      \
-            bc = bt;                                                                                     \
-            ldbc = k;                                                                                    \
-        }                                                                                                \
-        const T *ar = a; /* rows of A contiguous: A not transposed, or m == 1 */                   \
-        const size_t ldar = lda;                                                                         \
-        const size_t astep = ta && m == 1 ? lda : 1; /* one row of A^T: a column, strided */             \
-        for (size_t i = 0; i < m; i++) {                                                                 \
-            const T *restrict ai = ar + i * ldar;                                                        \
-            for (size_t j = 0; j < n; j++) {                                                             \
-                const T *restrict bj = bc + j * ldbc;                                                    \
-                T lane[LANES(T)] = {0}, s = 0;                                                              \
-                size_t p = 0;                                                                            \
-                if (astep == 1)                                                                          \
-                    for (; p + LANES(T) <= k; p += LANES(T))                                                   \
-                        for (size_t l = 0; l < LANES(T); l++)                                                  \
-                            lane[l] += ai[p + l] * bj[p + l];                            \
-                for (; p < k; p++)                                                                       \
-                    s += ai[p * astep] * bj[p];                                                          \
-                for (size_t l = 0; l < LANES(T); l++)                                                          \
-                    s += lane[l];                                                                        \
-                T *cij = c + i * ldc + j;                                                                \
-                *cij = beta == 0 ? alpha * s : alpha * s + beta * *cij;                                  \
-            }                                                                                            \
-        }                                                                                                \
+        T *bt = w;                                                                                      \
+        const T *bc = b;                                                                                \
+        size_t ldbc = ldb;                                                                              \
+        if (!tb) {                                                                                      \
+            for (size_t j = 0; j < n; j++)                                                              \
+                for (size_t p = 0; p < k; p++)                                                          \
+                    bt[j * k + p] = b[p * ldb + j];                                                     \
+            bc = bt;                                                                                    \
+            ldbc = k;                                                                                   \
+        }                                                                                               \
+        const T *ar = a; /* rows of A contiguous: A not transposed, or m == 1 */                        \
+        const size_t ldar = lda;                                                                        \
+        const size_t astep = ta && m == 1 ? lda : 1; /* one row of A^T: a column, strided */            \
+        for (size_t i = 0; i < m; i++) {                                                                \
+            const T *restrict ai = ar + i * ldar;                                                       \
+            for (size_t j = 0; j < n; j++) {                                                            \
+                const T *restrict bj = bc + j * ldbc;                                                   \
+                T lane[LANES(T)] = {0}, s = 0;                                                          \
+                size_t p = 0;                                                                           \
+                if (astep == 1)                                                                         \
+                    for (; p + LANES(T) <= k; p += LANES(T))                                            \
+                        for (size_t l = 0; l < LANES(T); l++)                                           \
+                            lane[l] += ai[p + l] * bj[p + l];                                           \
+                for (; p < k; p++)                                                                      \
+                    s += ai[p * astep] * bj[p];                                                         \
+                for (size_t l = 0; l < LANES(T); l++)                                                   \
+                    s += lane[l];                                                                       \
+                T *cij = c + i * ldc + j;                                                               \
+                *cij = beta == 0 ? alpha * s : alpha * s + beta * *cij;                                 \
+            }                                                                                           \
+        }                                                                                               \
     }
 
 XO_CPU_INSTANTIATE(SMALL_LOOPS)
@@ -167,12 +168,13 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
         return 0;
     if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
         return 0;
-    if (dt == XO_F32) {
-        float w[XO_SMALL_WORK];
-        kernels_()->f(m, n, k, (float)alpha, a, lda, ta, b, ldb, tb, (float)beta, c, ldc, w);
-    } else {
-        double w[XO_SMALL_WORK];
-        kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w);
-    }
+    union {
+        float f[XO_SMALL_WORK];
+        double d[XO_SMALL_WORK];
+    } w;
+    if (dt == XO_F32)
+        kernels_()->f(m, n, k, (float)alpha, a, lda, ta, b, ldb, tb, (float)beta, c, ldc, w.f);
+    else
+        kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w.d);
     return 1;
 }
