@@ -4,7 +4,7 @@
  *     y = a*b; y += c; y = tanh(y); y *= 1.5; y *= c; y -= 0.1; y = relu(y); y += 0.5 a
  * A plan fuses it into one pass that reads a, b, c and writes y (16 bytes per element);
  * eagerly the first seven ops move 68 bytes per element, which gives the streaming rate.
- * Then the same chain over tiny vectors (16 to 512 elements): the plan with chains
+ * Then the same chain over short vectors (16 to 4096 elements): the plan with chains
  * fused from that n on, against the plan with every op alone (white-box: the CPU plugin's
  * threshold xo__cpu_chain_min_n), to find where fusion starts to pay.
  * Rounds of the sides alternate; each figure is the median over the rounds.
@@ -135,7 +135,7 @@ static void big(xo_context *ctx, int rounds)
 /* Tiny vectors: the plan fused against the plan op by op, each a plan run per call. */
 static void tiny(xo_context *ctx, int rounds)
 {
-    static const size_t sizes[] = {8, 16, 24, 32, 48, 64, 96, 128, 256, 512};
+    static const size_t sizes[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
     const size_t saved = xo__cpu_chain_min_n;
     printf("\ntiny chains (the same 8 ops), ns per plan run, median of %d rounds taking turns\n", rounds);
     printf("%8s %12s %12s %8s\n", "n", "fused", "op by op", "ratio");

@@ -177,12 +177,14 @@ static void assign_slots(job *j)
             if (c->steps[s].from[a] >= 0)
                 last[c->steps[s].from[a]] = s;
     }
+    const char *at[XO_CHAIN_MAX]; /* each step's output */
+    for (int s = 0; s < c->nsteps; s++)
+        at[s] = mem(j, s, out_arg[c->steps[s].op.kind], 0);
     j->nslots = 0;
     for (int s = 0; s < c->nsteps; s++) {
         int home = c->steps[s].store;
-        const char *at = mem(j, s, out_arg[c->steps[s].op.kind], 0);
         for (int m = s + 1; m <= last[s] && home; m++)
-            if (c->steps[m].store && mem(j, m, out_arg[c->steps[m].op.kind], 0) == at)
+            if (c->steps[m].store && at[m] == at[s])
                 home = 0;
         j->copy[s] = !home && c->steps[s].store;
         if (home) {
