@@ -4,11 +4,12 @@
  *     y = a*b; y += c; y = tanh(y); y *= 1.5; y *= c; y -= 0.1; y = relu(y); y += 0.5 a
  * A plan fuses it into one pass that reads a, b, c and writes y (16 bytes per element);
  * eagerly the first seven ops move 68 bytes per element, which gives the streaming rate.
- * Then the same chain over short vectors (16 to 4096 elements): the plan with chains
+ * Then the same chain over short vectors (16 to 65536 elements): the plan with chains
  * fused from that n on, against the plan with every op alone (white-box: the CPU plugin's
  * threshold xo__cpu_chain_min_n), to find where fusion starts to pay.
  * Rounds of the sides alternate; each figure is the median over the rounds.
- *   usage: xo_chain_cpu [rounds (default 21) [big|tiny (default both)]] */
+ * Then the 4M chain's plan with blocks of 256 to 8192 elements, taking turns.
+ *   usage: xo_chain_cpu [rounds (default 21) [big|tiny|blocks (default all)]] */
 #include <crossover.h>
 
 #include <math.h>
@@ -17,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-extern size_t xo__cpu_chain_min_n; /* plugins/cpu/cpu_chain.c */
+extern size_t xo__cpu_chain_min_n, xo__cpu_chain_block; /* plugins/cpu/cpu_chain.c */
 
 static double now_ns(void)
 {
@@ -132,10 +133,43 @@ static void big(xo_context *ctx, int rounds)
         xo_buffer_destroy(b[k]);
 }
 
+/* The plan over 4M floats with each block size, taking turns. */
+static void blocks(xo_context *ctx, int rounds)
+{
+    static const size_t sizes[] = {256, 512, 1024, 2048, 4096, 8192};
+    enum { NB = sizeof sizes / sizeof *sizes };
+    const size_t saved = xo__cpu_chain_block;
+    xo_buffer *b[NBUF];
+    make_buffers(ctx, b, BIG);
+    xo_plan *plan = capture(ctx, b, BIG);
+    double *t[NB];
+    for (int s = 0; s < NB; s++)
+        t[s] = malloc((size_t)rounds * sizeof(double));
+    for (int r = -1; r < rounds && !g_failed; r++)
+        for (int k = 0; k < NB; k++) {
+            int s = (k + r + 1) % NB;
+            xo__cpu_chain_block = sizes[s];
+            double t0 = now_ns();
+            check(xo_plan_run(plan), "xo_plan_run");
+            check(xo_finish(ctx), "xo_finish");
+            if (r >= 0)
+                t[s][r] = now_ns() - t0;
+        }
+    xo__cpu_chain_block = saved;
+    printf("\nthe plan over %zu floats by block size, ms, median of %d rounds taking turns\n", BIG, rounds);
+    for (int s = 0; s < NB && !g_failed; s++)
+        printf("%8zu %8.3f\n", sizes[s], median(t[s], rounds) * 1e-6);
+    for (int s = 0; s < NB; s++)
+        free(t[s]);
+    xo_plan_destroy(plan);
+    for (int k = 0; k < NBUF; k++)
+        xo_buffer_destroy(b[k]);
+}
+
 /* Tiny vectors: the plan fused against the plan op by op, each a plan run per call. */
 static void tiny(xo_context *ctx, int rounds)
 {
-    static const size_t sizes[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+    static const size_t sizes[] = {16, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536};
     const size_t saved = xo__cpu_chain_min_n;
     printf("\ntiny chains (the same 8 ops), ns per plan run, median of %d rounds taking turns\n", rounds);
     printf("%8s %12s %12s %8s\n", "n", "fused", "op by op", "ratio");
@@ -150,7 +184,7 @@ static void tiny(xo_context *ctx, int rounds)
         p[1] = capture(ctx, b, n);
         xo__cpu_chain_min_n = saved;
         double *t[2] = {malloc((size_t)rounds * sizeof(double)), malloc((size_t)rounds * sizeof(double))};
-        const int reps = 2000;
+        const int reps = n > 4096 ? 200 : 2000;
         for (int r = -2; r < rounds && !g_failed; r++)
             for (int k = 0; k < 2; k++) {
                 int s = (k + r + 2) % 2;
@@ -185,10 +219,12 @@ int main(int argc, char **argv)
         return 1;
     check(xo_set_device(ctx, "cpu"), "xo_set_device");
     const char *part = argc > 2 ? argv[2] : "";
-    if (strcmp(part, "tiny") != 0)
+    if (!*part || strcmp(part, "big") == 0)
         big(ctx, rounds);
-    if (strcmp(part, "big") != 0)
+    if (!*part || strcmp(part, "tiny") == 0)
         tiny(ctx, rounds);
+    if (!*part || strcmp(part, "blocks") == 0)
+        blocks(ctx, rounds);
     xo_context_destroy(ctx);
     return g_failed;
 }

@@ -57,6 +57,7 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
 /* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */
 int xo__cpu_chain_supports(const xo_chain *chain);
 extern size_t xo__cpu_chain_min_n; /* shorter chains run op by op */
+extern size_t xo__cpu_chain_block; /* elements per block */
 xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *chain);
 
 /* Shared by the family files (cpu_blas.c). */
