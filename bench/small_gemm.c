@@ -5,6 +5,9 @@
  * figure is the median over the rounds of ns per call; ratio = OpenBLAS / crossover
  * (> 1: crossover faster). crossover's side includes its whole call (validation,
  * placement, dispatch).
+ * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
+ * on another device (OpenCL or CUDA, where there is one): xo_finish waits only on devices
+ * sent work since the last finish, so the two should cost the same.
  *   usage: xo_small_gemm [rounds (default 31)] */
 #include <crossover.h>
 
@@ -85,11 +88,46 @@ int main(int argc, char **argv)
         qsort(t[1], (size_t)rounds, sizeof(double), cmp);
         char name[40];
         snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
-        printf("%-18s %10.1f %10.1f %8.2f\n", name, t[0][rounds / 2], t[1][rounds / 2], t[1][rounds / 2] / t[0][rounds / 2]);
+        const double xo = t[0][rounds / 2], ob = t[1][rounds / 2];
+        printf("%-18s %10.1f %10.1f %8.2f\n", name, xo, ob, ob / xo);
         xo_buffer_destroy(xa);
         xo_buffer_destroy(xb);
         xo_buffer_destroy(xc);
     }
+    /* A tiny op plus xo_finish, auto against forced cpu, once another device was used. */
+    xo_buffer *xa = NULL, *xb = NULL, *xc = NULL;
+    failed |= xo_buffer_create(ctx, 256, &xa) != XO_OK || xo_buffer_create(ctx, 256, &xb) != XO_OK ||
+              xo_buffer_create(ctx, 256, &xc) != XO_OK;
+    const char *other = xo_set_device(ctx, "opencl") == XO_OK ? "opencl"
+                        : xo_set_device(ctx, "cuda") == XO_OK ? "cuda"
+                                                               : NULL;
+    float h[64];
+    if (!failed && other)
+        failed = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 8, 8, 8, 1.0f, xa, 0, 8, xb, 0, 8, 0.0f, xc, 0,
+                          8) != XO_OK ||
+                 xo_buffer_read(xc, 0, h, sizeof h) != XO_OK;
+    for (int r = -2; r < rounds && !failed; r++)
+        for (int q = 0; q < 2; q++) {
+            int side = (q + r + 2) & 1;
+            failed |= xo_set_device(ctx, side ? "cpu" : "auto") != XO_OK;
+            double t0 = now_ns();
+            for (int i = 0; i < 5000 && !failed; i++)
+                failed = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 8, 8, 8, 1.0f, xa, 0, 8, xb, 0, 8, 0.0f,
+                                  xc, 0, 8) != XO_OK ||
+                         xo_finish(ctx) != XO_OK;
+            if (r >= 0)
+                t[side][r] = (now_ns() - t0) / 5000;
+        }
+    if (!failed) {
+        qsort(t[0], (size_t)rounds, sizeof(double), cmp);
+        qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+        printf("\n8x8x8 sgemm + xo_finish%s%s: auto %.1f ns, forced cpu %.1f ns, difference %.1f ns\n",
+               other ? " after an op on " : " (no other device here)", other ? other : "", t[0][rounds / 2],
+               t[1][rounds / 2], t[0][rounds / 2] - t[1][rounds / 2]);
+    }
+    xo_buffer_destroy(xa);
+    xo_buffer_destroy(xb);
+    xo_buffer_destroy(xc);
     if (failed)
         fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
     free(t[0]);
