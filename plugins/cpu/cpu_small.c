@@ -30,15 +30,36 @@
 
 #define SMALL_LOOPS(T, SUF, ATTR)                                                                       \
     typedef T V_##SUF __attribute__((vector_size(64))); /* LANES elements */                            \
+    /* nj elements of C's row at ci = alpha v + beta ci (beta == 0: ci not read) */                \
+    ATTR static inline void put_##SUF(T *ci, V_##SUF v, size_t nj, T alpha, T beta)                     \
+    {                                                                                                   \
+        v *= alpha;                                                                                     \
+        if (nj == LANES(T)) {                                                                           \
+            if (beta != 0) {                                                                            \
+                V_##SUF old;                                                                            \
+                memcpy(&old, ci, sizeof old);                                                           \
+                v += beta * old;                                                                        \
+            }                                                                                           \
+            memcpy(ci, &v, sizeof v);                                                                   \
+        } else                                                                                          \
+            for (size_t l = 0; l < nj; l++)                                                             \
+                ci[l] = beta == 0 ? v[l] : v[l] + beta * ci[l];                                         \
+    }                                                                                                   \
     ATTR static void small_##SUF(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, int ta, \
                                  const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w)        \
     {                                                                                                   \
         if (n >= XO_SMALL_ROWS_N) {                                                                     \
-            /* B upright and its rows padded with zeros to whole vectors, unless already so */          \
+            /* B transposed: copied upright, its rows padded with zeros to whole vectors. Else the     \
+             * columns of a last partial tile (from jt on) are, into a LANES-wide copy. */              \
             const size_t np = (n + LANES(T) - 1) / LANES(T) * LANES(T);                                 \
+            const size_t jt = !tb && np != n ? n / LANES(T) * LANES(T) : n;                             \
             const T *bu = b;                                                                            \
             size_t ldu = ldb;                                                                           \
-            if (tb || np != n) {                                                                        \
+            if (jt < n)                                                                                 \
+                for (size_t p = 0; p < k; p++)                                                          \
+                    for (size_t l = 0; l < LANES(T); l++)                                               \
+                        w[p * LANES(T) + l] = jt + l < n ? b[p * ldb + jt + l] : 0;                     \
+            if (tb) {                                                                                   \
                 for (size_t p = 0; p < k; p++) {                                                        \
                     T *restrict t = w + p * np;                                                         \
                     for (size_t j = 0; j < n; j++)                                                      \
@@ -49,36 +70,32 @@
                 bu = w;                                                                                 \
                 ldu = np;                                                                               \
             }                                                                                           \
+            const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */            \
             for (size_t i0 = 0; i0 < m; i0 += 4) {                                                      \
                 /* 4 rows of A; past the last row, the last row again (computed, not stored) */         \
                 const size_t r0 = i0, r1 = i0 + 1 < m ? i0 + 1 : m - 1, r2 = i0 + 2 < m ? i0 + 2 : m - 1, \
                              r3 = i0 + 3 < m ? i0 + 3 : m - 1;                                          \
                 for (size_t j0 = 0; j0 < n; j0 += LANES(T)) { /* a 4 x LANES(T) tile of C in registers */ \
+                    const T *bt = j0 == jt ? w : bu + j0;                                               \
+                    const size_t ldt = j0 == jt ? LANES(T) : ldu;                                       \
                     V_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};                                     \
                     for (size_t p = 0; p < k; p++) {                                                    \
                         V_##SUF row;                                                                    \
-                        memcpy(&row, bu + p * ldu + j0, sizeof row);                                    \
-                        c0 += (ta ? a[p * lda + r0] : a[r0 * lda + p]) * row;                           \
-                        c1 += (ta ? a[p * lda + r1] : a[r1 * lda + p]) * row;                           \
-                        c2 += (ta ? a[p * lda + r2] : a[r2 * lda + p]) * row;                           \
-                        c3 += (ta ? a[p * lda + r3] : a[r3 * lda + p]) * row;                           \
+                        memcpy(&row, bt + p * ldt, sizeof row);                                         \
+                        c0 += a[r0 * sr + p * sp] * row;                           \
+                        c1 += a[r1 * sr + p * sp] * row;                           \
+                        c2 += a[r2 * sr + p * sp] * row;                           \
+                        c3 += a[r3 * sr + p * sp] * row;                           \
                     }                                                                                   \
                     const size_t nj = n - j0 < LANES(T) ? n - j0 : LANES(T);                            \
-                    const V_##SUF tile[4] = {c0, c1, c2, c3};                                           \
-                    for (size_t r = 0; r < 4 && i0 + r < m; r++) {                                      \
-                        T *ci = c + (i0 + r) * ldc + j0;                                                \
-                        V_##SUF v = alpha * tile[r];                                                    \
-                        if (nj == LANES(T)) {                                                           \
-                            if (beta != 0) {                                                            \
-                                V_##SUF old;                                                            \
-                                memcpy(&old, ci, sizeof old);                                           \
-                                v += beta * old;                                                        \
-                            }                                                                           \
-                            memcpy(ci, &v, sizeof v);                                                   \
-                        } else                                                                          \
-                            for (size_t l = 0; l < nj; l++)                                             \
-                                ci[l] = beta == 0 ? v[l] : v[l] + beta * ci[l];                         \
-                    }                                                                                   \
+                    T *ci = c + i0 * ldc + j0;                                                          \
+                    put_##SUF(ci, c0, nj, alpha, beta);                                                 \
+                    if (i0 + 1 < m)                                                                     \
+                        put_##SUF(ci + ldc, c1, nj, alpha, beta);                                       \
+                    if (i0 + 2 < m)                                                                     \
+                        put_##SUF(ci + 2 * ldc, c2, nj, alpha, beta);                                   \
+                    if (i0 + 3 < m)                                                                     \
+                        put_##SUF(ci + 3 * ldc, c3, nj, alpha, beta);                                   \
                 }                                                                                       \
             }                                                                                           \
             return;                                                                                     \
@@ -134,7 +151,7 @@ static const kernels *kernels_(void) { return k(); } /* k is also a dimension be
 static size_t work_needed(size_t m, size_t n, size_t k, int ta, int tb, size_t lanes)
 {
     if (n >= XO_SMALL_ROWS_N)
-        return (n + lanes - 1) / lanes * lanes * k;
+        return tb ? (n + lanes - 1) / lanes * lanes * k : n % lanes ? lanes * k : 0;
     (void)m, (void)ta;
     return tb ? 0 : n * k;
 }
@@ -160,11 +177,10 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
         ta = tb;
         tb = s;
     }
-    /* Where the loops lose to OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512): rows
-     * with k < 8 over several rows of C (16x100x3: 291 against 245 ns, its C stores
-     * dominate), dots along k < 32 (100x3x16: 1033 against 449 ns) or over rows of a
-     * transposed A (copying it upright: 3378 against 442 ns). */
-    if (n >= XO_SMALL_ROWS_N ? k < 8 && m > 1 : k < 32 || (ta && m > 1))
+    /* Where the dots lose to OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512): along
+     * k < 32 (100x3x16: 1033 against 449 ns) or over rows of a transposed A (copying it
+     * upright: 3378 against 442 ns). */
+    if (n < XO_SMALL_ROWS_N && (k < 32 || (ta && m > 1)))
         return 0;
     if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
         return 0;
