@@ -71,9 +71,6 @@ xo_status xo__cpu_gemm(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_
         xo__cpu_scale_output(op);
         return XO_OK;
     }
-    if (xo__cpu_small_gemm(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, P(0), op->ld[0],
-                           P(1), op->ld[1], op->beta, P(2), op->ld[2]))
-        return XO_OK;
     CHECK_INT();
     const enum CBLAS_ORDER lay = (enum CBLAS_ORDER)op->layout;
     const enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)op->ta, tb = (enum CBLAS_TRANSPOSE)op->tb;

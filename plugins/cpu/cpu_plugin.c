@@ -129,7 +129,7 @@ static xo_status cpu_device_info(void *state, int dev, xo_device_info *out)
 /* Every op kind, one entry each, by family: cpu_blas.c, cpu_elementwise.c,
  * cpu_reduce.c, cpu_fused.c. The CPU runs every op (the core's fallback device). */
 static const xo__cpu_op_fn cpu_ops[] = {
-    [XO_OP_GEMM] = xo__cpu_gemm,
+    [XO_OP_GEMM] = xo__cpu_gemm_any,
     [XO_OP_GEMV] = xo__cpu_gemv,
     [XO_OP_AXPY] = xo__cpu_axpy,
     [XO_OP_SCAL] = xo__cpu_scal,

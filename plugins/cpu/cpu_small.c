@@ -194,3 +194,12 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
         kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w.d);
     return 1;
 }
+
+/* The plugin's gemm: these kernels where the product is small, else OpenBLAS's. */
+xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    if (xo__cpu_small_gemm(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, xo__cpu_ptr(op, 0),
+                           op->ld[0], xo__cpu_ptr(op, 1), op->ld[1], op->beta, xo__cpu_ptr(op, 2), op->ld[2]))
+        return XO_OK;
+    return xo__cpu_gemm(host, pool, op);
+}
