@@ -127,7 +127,7 @@ double xo__cpu_reduce_loop(xo_dtype dt, int op, const void *x, size_t n);
 
 /* Float exp and tanh the compiler can vectorise (libm's expf/tanhf are scalar calls, which
  * made our tanh slower than PoCL's on the same cores and pulled large elementwise ops off
- * the CPU). Cephes-style range reduction and polynomials; max relative error ~1.4e-7
+ * the CPU). expf: Cephes-style range reduction and polynomial, max relative error ~1.4e-7
  * (measured over the whole float range against double-precision libm); the conformance
  * suite checks every unary op against its reference loops on every device. */
 static inline float xo__cpu_expf(float x)
