@@ -180,3 +180,5 @@ xo_add_test(test_bench_report SOURCES test_bench_report.c tool_stubs.c ../bench/
 target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 # What the docs promise a newcomer, read from the pages.
 add_test(NAME docs_check COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/docs_check.cmake)
+# The CPU plugin's own float math (its rational tanh) over the whole float range.
+xo_add_test(test_cpu_math SOURCES test_cpu_math.c LIBS xo_testutil m ENV XO_CALIBRATE=off)

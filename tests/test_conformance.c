@@ -207,6 +207,32 @@ static void TEST(gemm)(void **state)
         CASE(gemm)(lays[l], XO_TRANS, XO_NO_TRANS, 130, 7, 9, (T)0.75, (T)0, 0, seed++);
         CASE(gemm)(lays[l], XO_NO_TRANS, XO_NO_TRANS, 9, 10, 11, (T)0, (T)2, 0, seed++);
     }
+    /* Small products (the CPU's own kernels, plugins/cpu/cpu_small.c, and OpenBLAS beside
+     * them): random shapes with m, n or k = 1, narrow and wide C, short and long k, every
+     * layout and transpose, beta = 0 over NaN in C and beta != 0. */
+    static const size_t sides[] = {1, 2, 3, 7, 8, 16, 17, 31, 32, 33, 100};
+    const size_t nsides = sizeof sides / sizeof sides[0];
+    uint64_t r = 0x9e3779b97f4a7c15u;
+    for (int t = 0; t < 96; t++) {
+        size_t d[3];
+        for (int q = 0; q < 3; q++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            d[q] = sides[(r >> 33) % nsides];
+        }
+        if (t % 3 == 0)
+            d[t / 3 % 3] = 1; /* m, n or k = 1 in turn */
+        int nan_c = t % 2;
+        CASE(gemm)(lays[t / 2 % 2], trs[t / 4 % 2], trs[t / 8 % 2], d[0], d[1], d[2], (T)1.25,
+                   nan_c ? (T)0 : (T)0.5, nan_c, seed++);
+    }
+    /* The neural ODE's shapes, forward and backward. */
+    static const size_t ode[][5] = {{16, 3, 100, 0, 0}, {100, 3, 16, 0, 0}, {1, 100, 3, 0, 0},
+                                    {16, 100, 3, 0, 0}, {1, 3, 100, 0, 0},  {16, 100, 3, 0, 1},
+                                    {100, 3, 16, 1, 0}, {3, 100, 16, 1, 0}, {1, 3, 100, 1, 0}};
+    for (size_t i = 0; i < sizeof ode / sizeof ode[0]; i++)
+        for (int l = 0; l < 2; l++)
+            CASE(gemm)(lays[l], trs[ode[i][3]], trs[ode[i][4]], ode[i][0], ode[i][1], ode[i][2], (T)1,
+                       (T)0, 1, seed++);
 }
 
 static void CASE(gemv)(xo_layout lay, xo_transpose ta, size_t m, size_t n, size_t incx,

@@ -16,12 +16,18 @@
 
 /* Elements per block: every live operand of a block stays in L1/L2 while the steps run.
  * Measured (xo_plan_replay's Adam chain over 4M floats, CPU time on one thread, 2-core
- * AMD EPYC under load): 1024-4096 alike (11.2-11.6 ms), 8192 and 16384 5% slower. */
-#define XO_CHAIN_BLOCK 2048
-/* Shorter chains run op by op: the same Adam chain at n = 64 ran as fast op by op as
- * fused, at n = 128 fused won (1.19x of eager against 1.09x op by op), at 1024 1.74x
- * against 1.03x. */
-#define XO_CHAIN_MIN_N 128
+ * AMD EPYC under load): 1024-4096 alike (11.2-11.6 ms), 8192 and 16384 5% slower;
+ * xo_chain_cpu blocks (the 8-op tanh chain, taking turns) found 256-2048 alike within
+ * its noise. A variable only for that sweep. */
+size_t xo__cpu_chain_block = 2048;
+/* Shorter chains run op by op: while the operands stay in cache, each step of a fused
+ * block streams through L1 as the op alone does, so fusion saves nothing per element and
+ * costs its setup (~50 ns). Measured (xo_chain_cpu tiny: the 8-op tanh chain, plan fused
+ * against the plan op by op, 2-core AMD EPYC under load, medians of 15-21 rounds): 0.66x
+ * at 16 and 64 elements, 0.75 at 256, 0.90 at 1024, 0.99-1.18 at 2048, 1.15 at 8192, and
+ * 2.4-20x from 16384 (where OpenBLAS starts threads for the scal and axpy). A variable
+ * only so that the bench can time both sides. */
+size_t xo__cpu_chain_min_n = 2048;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
@@ -177,12 +183,14 @@ static void assign_slots(job *j)
             if (c->steps[s].from[a] >= 0)
                 last[c->steps[s].from[a]] = s;
     }
+    const char *at[XO_CHAIN_MAX]; /* each step's output */
+    for (int s = 0; s < c->nsteps; s++)
+        at[s] = mem(j, s, out_arg[c->steps[s].op.kind], 0);
     j->nslots = 0;
     for (int s = 0; s < c->nsteps; s++) {
         int home = c->steps[s].store;
-        const char *at = mem(j, s, out_arg[c->steps[s].op.kind], 0);
         for (int m = s + 1; m <= last[s] && home; m++)
-            if (c->steps[m].store && mem(j, m, out_arg[c->steps[m].op.kind], 0) == at)
+            if (c->steps[m].store && at[m] == at[s])
                 home = 0;
         j->copy[s] = !home && c->steps[s].store;
         if (home) {
@@ -201,7 +209,7 @@ static void assign_slots(job *j)
 
 int xo__cpu_chain_supports(const xo_chain *c)
 {
-    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < XO_CHAIN_MIN_N || !c->steps)
+    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < xo__cpu_chain_min_n || !c->steps)
         return 0;
     for (int s = 0; s < c->nsteps; s++) {
         const xo_chain_step *st = &c->steps[s];
@@ -225,7 +233,8 @@ xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, cons
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a chain it does not support (%d steps, n=%zu)",
                                c ? c->nsteps : 0, c ? c->n : 0);
     job j = {.c = c, .es = c->dtype == XO_F32 ? sizeof(float) : sizeof(double)};
-    j.block = c->n < XO_CHAIN_BLOCK ? (c->n + 15) / 16 * 16 : XO_CHAIN_BLOCK;
+    const size_t block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
+    j.block = c->n < block ? (c->n + 15) / 16 * 16 : block;
     assign_slots(&j);
     size_t nblocks = (c->n + j.block - 1) / j.block, grain = XO_CPU_GRAIN / j.block;
     grain = grain ? grain : 1;

@@ -96,12 +96,17 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
         size_t a_at = row ? (op->ta == XO_NO_TRANS ? o0 * op->ld[0] : o0) : 0;
         size_t b_at = row ? 0 : (op->tb == XO_NO_TRANS ? o0 * op->ld[1] : o0);
         int m = row ? (int)cnt : (int)op->m, n = row ? (int)op->n : (int)cnt;
-        if (op->dtype == XO_F32)
-            cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, (const float *)j->p[0] + a_at, lda,
-                        (const float *)j->p[1] + b_at, ldb, (float)op->beta, (float *)j->p[2] + o0 * op->ld[2], ldc);
+        const char *a0 = (const char *)j->p[0] + a_at * es, *b0 = (const char *)j->p[1] + b_at * es;
+        char *c0 = (char *)j->p[2] + o0 * op->ld[2] * es;
+        if (xo__cpu_small_gemm(op->dtype, op->layout, op->ta, op->tb, (size_t)m, (size_t)n, op->k, op->alpha, a0,
+                               op->ld[0], b0, op->ld[1], op->beta, c0, op->ld[2]))
+            ; /* done by cpu_small.c's kernels */
+        else if (op->dtype == XO_F32)
+            cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, (const float *)a0, lda, (const float *)b0, ldb,
+                        (float)op->beta, (float *)c0, ldc);
         else
-            cblas_dgemm(lay, ta, tb, m, n, k, op->alpha, (const double *)j->p[0] + a_at, lda,
-                        (const double *)j->p[1] + b_at, ldb, op->beta, (double *)j->p[2] + o0 * op->ld[2], ldc);
+            cblas_dgemm(lay, ta, tb, m, n, k, op->alpha, (const double *)a0, lda, (const double *)b0, ldb, op->beta,
+                        (double *)c0, ldc);
         epilogue(pool, j, o0, cnt, inner);
     }
     return XO_OK;

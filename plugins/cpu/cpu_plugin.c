@@ -170,7 +170,7 @@ static xo_status cpu_device_info(void *state, int dev, xo_device_info *out)
 /* Every op kind, one entry each, by family: cpu_blas.c, cpu_elementwise.c,
  * cpu_reduce.c, cpu_fused.c. The CPU runs every op (the core's fallback device). */
 static const xo__cpu_op_fn cpu_ops[] = {
-    [XO_OP_GEMM] = xo__cpu_gemm,
+    [XO_OP_GEMM] = xo__cpu_gemm_any,
     [XO_OP_GEMV] = xo__cpu_gemv,
     [XO_OP_AXPY] = xo__cpu_axpy,
     [XO_OP_SCAL] = xo__cpu_scal,
@@ -220,21 +220,24 @@ static xo_status cpu_finish(void *state, int dev)
     return XO_OK; /* ops complete before run() returns */
 }
 
-/* The host BLAS entries (xo_host_blas): OpenBLAS itself, for the core's express path.
- * Each is a tail call (the arguments pass through unchanged), and computes what
- * run_blas computes for the same op. */
+/* The host BLAS entries (xo_host_blas): OpenBLAS itself, for the core's express path, and
+ * computing what run_blas computes for the same op (small gemms by cpu_small.c). */
 _Static_assert(sizeof(blasint) == sizeof(int), "the host BLAS entries pass int dimensions to OpenBLAS");
 #define ORDER(x) ((enum CBLAS_ORDER)(x))
 #define TRANS(x) ((enum CBLAS_TRANSPOSE)(x))
 static void host_sgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, float alpha,
                        const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
-    cblas_sgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (!xo__cpu_small_gemm(XO_F32, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
+                            (size_t)ldb, beta, c, (size_t)ldc))
+        cblas_sgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, double alpha,
                        const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
 {
-    cblas_dgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (!xo__cpu_small_gemm(XO_F64, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
+                            (size_t)ldb, beta, c, (size_t)ldc))
+        cblas_dgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,
                        const float *x, int incx, float beta, float *y, int incy)

@@ -1,0 +1,138 @@
+/* xo_small_gemm: crossover's sgemm on the CPU against OpenBLAS's cblas_sgemm called
+ * directly, on small shapes (the neural ODE's products and their neighbours), on the very
+ * memory of crossover's host copies (white-box: xo_internal.h), row-major, each shape with
+ * the transposes the ODE's backward pass uses. Rounds of the two sides alternate; each
+ * figure is the median over the rounds of ns per call; ratio = OpenBLAS / crossover
+ * (> 1: crossover faster). crossover's side includes its whole call (validation,
+ * placement, dispatch).
+ * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
+ * on another device (OpenCL or CUDA, where there is one): xo_finish waits only on devices
+ * sent work since the last finish, so the two should cost the same.
+ *   usage: xo_small_gemm [rounds (default 31)] */
+#include <crossover.h>
+
+#include "xo_internal.h" /* xo_buffer.host */
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+typedef struct shape {
+    size_t m, n, k;
+    int ta, tb;
+} shape;
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 31;
+    if (rounds < 1)
+        rounds = 1;
+    static const shape shapes[] = {
+        {16, 3, 100, 0, 0}, {100, 3, 16, 0, 0}, {1, 100, 3, 0, 0}, {16, 100, 3, 0, 0}, {1, 3, 100, 0, 0},
+        {16, 100, 3, 0, 1}, {100, 3, 16, 1, 0}, {3, 100, 16, 1, 0}, {8, 8, 8, 0, 0},    {32, 32, 32, 0, 0},
+        {64, 64, 8, 0, 0},  {128, 16, 16, 0, 0}, {100, 100, 3, 0, 0}, {100, 3, 100, 0, 0}, {100, 100, 3, 0, 1},
+        {3, 100, 100, 1, 0},
+    };
+    xo_context *ctx;
+    if (xo_context_create(&ctx) != XO_OK || xo_set_device(ctx, "cpu") != XO_OK) {
+        fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
+        return 1;
+    }
+    printf("sgemm on the CPU, row-major, ns per call, median of %d rounds taking turns\n", rounds);
+    printf("%-18s %10s %10s %8s\n", "m x n x k (tA tB)", "crossover", "OpenBLAS", "ratio");
+    double *t[2] = {malloc((size_t)rounds * sizeof(double)), malloc((size_t)rounds * sizeof(double))};
+    int failed = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
+        const shape *sh = &shapes[s];
+        size_t lda = sh->ta ? sh->m : sh->k, ldb = sh->tb ? sh->k : sh->n;
+        xo_buffer *xa, *xb, *xc;
+        if (xo_buffer_create(ctx, sh->m * sh->k * sizeof(float), &xa) != XO_OK ||
+            xo_buffer_create(ctx, sh->k * sh->n * sizeof(float), &xb) != XO_OK ||
+            xo_buffer_create(ctx, sh->m * sh->n * sizeof(float), &xc) != XO_OK)
+            return 1;
+        float *a = xa->host, *b = xb->host, *c = xc->host;
+        for (size_t i = 0; i < sh->m * sh->k; i++) a[i] = (float)(i % 7) * 0.1f - 0.3f;
+        for (size_t i = 0; i < sh->k * sh->n; i++) b[i] = (float)(i % 5) * 0.1f - 0.2f;
+        const xo_transpose ta = sh->ta ? XO_TRANS : XO_NO_TRANS, tb = sh->tb ? XO_TRANS : XO_NO_TRANS;
+        const int reps = 2000;
+        for (int r = -2; r < rounds && !failed; r++)
+            for (int q = 0; q < 2; q++) {
+                int side = (q + r + 2) & 1;
+                double t0 = now_ns();
+                if (side == 0) {
+                    for (int i = 0; i < reps && !failed; i++)
+                        failed = xo_sgemm(ctx, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0f, xa, 0, lda, xb, 0, ldb,
+                                          0.0f, xc, 0, sh->n) != XO_OK;
+                    failed |= xo_finish(ctx) != XO_OK;
+                } else
+                    for (int i = 0; i < reps; i++)
+                        cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, (int)sh->m,
+                                    (int)sh->n, (int)sh->k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)sh->n);
+                if (r >= 0)
+                    t[side][r] = (now_ns() - t0) / reps;
+            }
+        qsort(t[0], (size_t)rounds, sizeof(double), cmp);
+        qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+        char name[40];
+        snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
+        const double xo = t[0][rounds / 2], ob = t[1][rounds / 2];
+        printf("%-18s %10.1f %10.1f %8.2f\n", name, xo, ob, ob / xo);
+        xo_buffer_destroy(xa);
+        xo_buffer_destroy(xb);
+        xo_buffer_destroy(xc);
+    }
+    /* A tiny op plus xo_finish, auto against forced cpu, once another device was used. */
+    xo_buffer *xa = NULL, *xb = NULL, *xc = NULL;
+    failed |= xo_buffer_create(ctx, 256, &xa) != XO_OK || xo_buffer_create(ctx, 256, &xb) != XO_OK ||
+              xo_buffer_create(ctx, 256, &xc) != XO_OK;
+    const char *other = xo_set_device(ctx, "opencl") == XO_OK ? "opencl"
+                        : xo_set_device(ctx, "cuda") == XO_OK ? "cuda"
+                                                               : NULL;
+    float h[64];
+    if (!failed && other)
+        failed = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 8, 8, 8, 1.0f, xa, 0, 8, xb, 0, 8, 0.0f, xc, 0,
+                          8) != XO_OK ||
+                 xo_buffer_read(xc, 0, h, sizeof h) != XO_OK;
+    for (int r = -2; r < rounds && !failed; r++)
+        for (int q = 0; q < 2; q++) {
+            int side = (q + r + 2) & 1;
+            failed |= xo_set_device(ctx, side ? "cpu" : "auto") != XO_OK;
+            double t0 = now_ns();
+            for (int i = 0; i < 5000 && !failed; i++)
+                failed = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 8, 8, 8, 1.0f, xa, 0, 8, xb, 0, 8, 0.0f,
+                                  xc, 0, 8) != XO_OK ||
+                         xo_finish(ctx) != XO_OK;
+            if (r >= 0)
+                t[side][r] = (now_ns() - t0) / 5000;
+        }
+    if (!failed) {
+        qsort(t[0], (size_t)rounds, sizeof(double), cmp);
+        qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+        printf("\n8x8x8 sgemm + xo_finish%s%s: auto %.1f ns, forced cpu %.1f ns, difference %.1f ns\n",
+               other ? " after an op on " : " (no other device here)", other ? other : "", t[0][rounds / 2],
+               t[1][rounds / 2], t[0][rounds / 2] - t[1][rounds / 2]);
+    }
+    xo_buffer_destroy(xa);
+    xo_buffer_destroy(xb);
+    xo_buffer_destroy(xc);
+    if (failed)
+        fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
+    free(t[0]);
+    free(t[1]);
+    xo_context_destroy(ctx);
+    return failed;
+}
