@@ -323,13 +323,14 @@ static int sim_drain(void *state, int dev, xo_op_timing *out, int max)
 
 /* ---- the extras: chains, graphs --------------------------------------------------- */
 
+/* The simulated CPU fuses what the real one does; another simulated device fuses every
+ * chain the CPU runner can compute (its own plugin has no minimum length). */
 static int sim_chain_supports(void *state, int dev, const xo_chain *chain)
 {
-    (void)dev;
     xo__sim *s = ((sim_state *)state)->sim;
     xo_chain_step steps[XO_CHAIN_MAX];
     xo_chain c = host_chain(chain, steps);
-    return s->cpu_chain->supports(s->cpu_state, 0, &c);
+    return s->cpu_chain->supports(s->cpu_state, mdev(state, dev) == 0 ? 0 : -1, &c);
 }
 
 static xo_status sim_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)

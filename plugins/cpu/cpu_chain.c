@@ -207,9 +207,9 @@ static void assign_slots(job *j)
     }
 }
 
-int xo__cpu_chain_supports(const xo_chain *c)
+int xo__cpu_chain_supports(const xo_chain *c, size_t min_n)
 {
-    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < xo__cpu_chain_min_n || !c->steps)
+    if (!c || c->nsteps < 2 || c->nsteps > XO_CHAIN_MAX || c->n < min_n || !c->steps)
         return 0;
     for (int s = 0; s < c->nsteps; s++) {
         const xo_chain_step *st = &c->steps[s];
@@ -229,7 +229,7 @@ int xo__cpu_chain_supports(const xo_chain *c)
 
 xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *c)
 {
-    if (!xo__cpu_chain_supports(c))
+    if (!xo__cpu_chain_supports(c, 0))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a chain it does not support (%d steps, n=%zu)",
                                c ? c->nsteps : 0, c ? c->n : 0);
     job j = {.c = c, .es = c->dtype == XO_F32 ? sizeof(float) : sizeof(double)};

@@ -57,7 +57,7 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
                        void *c, size_t ldc);
 xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op); /* or OpenBLAS */
 /* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */
-int xo__cpu_chain_supports(const xo_chain *chain);
+int xo__cpu_chain_supports(const xo_chain *chain, size_t min_n); /* 1: runs it, n >= min_n */
 extern size_t xo__cpu_chain_min_n; /* shorter chains run op by op */
 extern size_t xo__cpu_chain_block; /* elements per block */
 xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *chain);

@@ -266,12 +266,14 @@ static const xo_host_blas cpu_host_blas = {
     .daxpy = host_daxpy,
 };
 
-/* The "xo_chain" extra: a plan's element-wise chains as one blocked pass (cpu_chain.c). */
+/* The "xo_chain" extra: a plan's element-wise chains as one blocked pass (cpu_chain.c).
+ * Asked for its one device, it refuses chains too short for fusion to pay here; asked
+ * with dev < 0 (plugin.h: a simulated device computing through this runner), only
+ * whether it can compute the shape. */
 static int cpu_chain_supports(void *state, int dev, const xo_chain *chain)
 {
     (void)state;
-    (void)dev;
-    return xo__cpu_chain_supports(chain);
+    return xo__cpu_chain_supports(chain, dev < 0 ? 0 : xo__cpu_chain_min_n);
 }
 
 static xo_status cpu_chain_run(void *state, int dev, const xo_chain *chain, uint64_t token)

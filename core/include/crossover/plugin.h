@@ -326,7 +326,10 @@ typedef struct xo_chain_runner {
     /* 1 if `dev` runs chains of this shape (kinds, sub-ops, from[], store, which operands
      * share a buffer); may build and cache a kernel for the shape once. 0: not by design
      * (a shape it refuses); -1: it should, but its kernel failed to build. Either way the
-     * core runs the steps one by one. */
+     * core runs the steps one by one. dev < 0 asks a runner that computes in host memory
+     * whether it can compute the shape at all, leaving out what only decides whether
+     * fusion pays on its own device (the CPU's minimum length): the simulated devices of
+     * XO_SIMULATE compute their chains through it. */
     int (*supports)(void *state, int dev, const xo_chain *chain);
     /* Run (or enqueue) the chain, as run() runs one op: `token` names it for
      * drain_timings; a failure only if nothing was written. */
