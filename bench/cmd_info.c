@@ -1,5 +1,6 @@
 /* xo info: every device with every xo_device_info field, and where its profile came from. */
 #include "xo_tool.h"
+#include "cpu_coretype.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -97,6 +98,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  vendor               %s\n", in.vendor);
         fprintf(f, "  driver               %s\n", in.driver);
         fprintf(f, "  plugin               %s\n", in.plugin);
+        char advice[512];
+        if (strcmp(in.plugin, "cpu") == 0 && xo__openblas_core_advice(advice, sizeof advice))
+            fprintf(f, "  openblas kernels     %s\n", advice);
         fprintf(f, "  kind                 %s\n", xo__tool_kind_name(in.kind));
         fprintf(f, "  host_unified         %d\n", in.host_unified);
         fprintf(f, "  fp64                 %d\n", in.fp64);
