@@ -113,6 +113,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
                 path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
         const xo__profile *p = xo__device_profile(ctx, d);
+        if (p->thread_wake_us > 0.0)
+            fprintf(f, "  thread_wake_us       %.3f (added to vector ops of %.0f elements or more)\n", p->thread_wake_us,
+                    p->threaded_from);
         fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)\n", p->spread);
         char why[160];
         if (!xo__profile_trustworthy(p, why, sizeof why) && p->untrusted_runs < XO_UNTRUSTED_MAX)
