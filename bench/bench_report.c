@@ -1,6 +1,7 @@
 /* xo bench, part 3: analysis (crossovers, regret) and the text outputs:
  * results.csv, summary.json, report.md. */
 #include "bench.h"
+#include "cpu_coretype.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -528,6 +529,9 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
                 in->peak_gflops,
                 in->fp64 ? "yes" : "no");
     }
+    char advice[512];
+    if (xo__openblas_core_advice(advice, sizeof advice))
+        fprintf(f, "\n**The CPU's BLAS**: %s.\n", advice);
 
     fputs("\n## Crossover points\n\nThe smallest size from which the device beats the CPU at every larger measured "
           "size (gemm: n of an n x n x n product; others: elements), or `never`.\n\n",

@@ -1,5 +1,6 @@
 /* xo info: every device with every xo_device_info field, and where its profile came from. */
 #include "xo_tool.h"
+#include "cpu_coretype.h"
 #include "xo_sim.h"
 
 #include <string.h>
@@ -105,6 +106,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  vendor               %s\n", in.vendor);
         fprintf(f, "  driver               %s\n", in.driver);
         fprintf(f, "  plugin               %s\n", in.plugin);
+        char advice[512];
+        if (strcmp(in.plugin, "cpu") == 0 && xo__openblas_core_advice(advice, sizeof advice))
+            fprintf(f, "  openblas kernels     %s\n", advice);
         fprintf(f, "  kind                 %s\n", xo__tool_kind_name(in.kind));
         fprintf(f, "  host_unified         %d\n", in.host_unified);
         fprintf(f, "  fp64                 %d\n", in.fp64);
@@ -117,6 +121,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         fprintf(f, "  profile              %s%s%s\n", src, path[0] && strncmp(src, "built-in", 8) != 0 ? ": " : "",
                 path[0] && strncmp(src, "built-in", 8) != 0 ? path : "");
         const xo__profile *p = xo__device_profile(ctx, d);
+        if (p->thread_wake_us > 0.0)
+            fprintf(f, "  thread_wake_us       %.3f (added to vector ops of %.0f elements or more)\n", p->thread_wake_us,
+                    p->threaded_from);
         fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)\n", p->spread);
         char why[160];
         if (!xo__profile_trustworthy(p, why, sizeof why) && p->untrusted_runs < XO_UNTRUSTED_MAX)

@@ -1,10 +1,14 @@
 /* xo: devices, profiles, placement predictions and the cross-vendor benchmark.
  * Exit status: 0 success, 1 failure (message on stderr), 2 bad usage (usage on stderr). */
 #include "xo_tool.h"
+#include "cpu_coretype.h"
 
+#include <cblas.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Every subcommand: its name, its arguments and what it does (the help text of
  * `xo help` and of `xo COMMAND --help`). */
@@ -141,8 +145,26 @@ double xo__tool_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+/* OpenBLAS picks its kernels when it loads, before main. When it picked a core far below
+ * this CPU and the user left OPENBLAS_CORETYPE unset, xo runs itself again with the right
+ * one, so that its measurements and profiles are the CPU's (the new process tells xo info
+ * what OpenBLAS had picked). A value the user set is never overridden; if the exec fails,
+ * xo goes on with the old kernels and says what to do. */
+static void openblas_kernels_for_this_cpu(char **argv)
+{
+    const char *picked = openblas_get_corename();
+    const char *set = xo__openblas_coretype_to_set(getenv("OPENBLAS_CORETYPE"), picked, xo__cpu_features());
+    if (!set) return;
+    setenv("OPENBLAS_CORETYPE", set, 1);
+    setenv(XO_CORETYPE_FROM_ENV, picked, 1);
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv(XO_CORETYPE_FROM_ENV);
+}
+
 int main(int argc, char **argv)
 {
+    openblas_kernels_for_this_cpu(argv);
     if (argc < 2) return xo__tool_usage_error("missing command");
     const char *cmd = argv[1];
     if (xo__tool_is_help(cmd) || strcmp(cmd, "help") == 0) {

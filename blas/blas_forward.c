@@ -6,6 +6,7 @@
  * defined here (and the CPU plugin built into this library) reach it through the same
  * pointers, never by name: by name they would reach our own exports and recurse. */
 #include "xo_blas.h"
+#include "cpu_coretype.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -142,6 +143,35 @@ static int resolve_all(void *h)
     return found;
 }
 
+/* OpenBLAS picks its kernels when it loads. One that took a core far below this CPU while
+ * the user left OPENBLAS_CORETYPE unset is loaded again with the right one
+ * (cpu_coretype.h), and the environment is put back as it was. Where the program holds
+ * the same OpenBLAS too, it stays loaded with its first choice and the CPU plugin warns. */
+static void *load_with_right_core(void *h, const char *lib, int *found)
+{
+    if (xo__fwd_openblas_get_corename == missing_openblas_get_corename)
+        return h; /* not OpenBLAS */
+    const char *core = ((char *(*)(void))xo__fwd_openblas_get_corename)();
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    const char *set = xo__openblas_coretype_to_set(env, core, xo__cpu_features());
+    if (!set)
+        return h;
+    int was_empty = env != NULL;
+    setenv("OPENBLAS_CORETYPE", set, 1);
+    dlclose(h);
+    for (size_t i = 0; i < XO_BLAS_NENTRIES; i++)
+        *g_entries[i].slot = g_entries[i].stub;
+    h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    *found = h ? resolve_all(h) : 0;
+    if (!h)
+        fprintf(stderr, "crossover_blas: cannot load the CPU BLAS again (XO_BLAS_LIB=%s): %s\n", lib, dlerror());
+    if (was_empty)
+        setenv("OPENBLAS_CORETYPE", "", 1);
+    else
+        unsetenv("OPENBLAS_CORETYPE");
+    return h;
+}
+
 /* What the CPU plugin asks of a CPU BLAS that is not OpenBLAS. */
 static void any_threads(int n) { (void)n; }
 static int all_threads(void)
@@ -176,7 +206,9 @@ __attribute__((constructor)) static void load_cpu_blas(void)
         fprintf(stderr, "crossover_blas: cannot load the CPU BLAS (XO_BLAS_LIB=%s): %s\n", lib, dlerror());
     else {
         found = resolve_all(h);
-        record_span(h, spans++);
+        h = load_with_right_core(h, lib, &found);
+        if (h)
+            record_span(h, spans++);
     }
     size_t lacking = 0, first = 0;
     for (size_t i = 0; i < XO_BLAS_NENTRIES; i++) /* openblas_* are extras (substitutes below) */

@@ -34,6 +34,21 @@ set(XO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossover)
 install(EXPORT crossoverTargets NAMESPACE crossover:: DESTINATION ${XO_CMAKE_DIR})
 
 set(XO_CONFIG_DEPS "find_dependency(Threads)\nfind_dependency(XoOpenBLAS)\n")
+# The prefixes of the dependencies found outside the system's folders (an unpacked
+# .ci/fetch-deps folder given by CMAKE_PREFIX_PATH: .../usr of .../usr/lib/<arch>/...):
+# crossoverConfig.cmake searches them after the consumer's own paths, and crossover.pc
+# links the libraries by path with an RPATH there, so a program built against the
+# installed package finds what crossover was built with and needs nothing more given.
+set(_xo_dep_prefixes "")
+foreach(_xo_d IN LISTS _xo_dep_dirs)
+  string(REGEX REPLACE "/lib(32|64)?(/.*)?$" "" _xo_p "${_xo_d}")
+  list(APPEND _xo_dep_prefixes "${_xo_p}")
+endforeach()
+list(REMOVE_DUPLICATES _xo_dep_prefixes)
+set(XO_DEP_PREFIXES "")
+foreach(_xo_p IN LISTS _xo_dep_prefixes)
+  string(APPEND XO_DEP_PREFIXES " \"${_xo_p}\"")
+endforeach()
 # crossover.pc names the archives by path (-lcrossover would find libcrossover.so beside
 # them) and puts every dependency in Libs: the static library needs them whether or not
 # pkg-config is asked for --static. OpenBLAS goes in directly: openblas.pc's own
@@ -47,8 +62,18 @@ get_filename_component(_xo_blas_dir "${XoOpenBLAS_LIBRARY}" DIRECTORY)
 string(APPEND XO_PC_LIBS " -L${_xo_blas_dir} -lopenblas")
 if("opencl" IN_LIST _xo_plugins)
   string(APPEND XO_CONFIG_DEPS "find_dependency(OpenCL)\nfind_dependency(XoCLBlast)\n")
-  string(APPEND XO_PC_REQUIRES " clblast OpenCL")
-  string(STRIP "${XO_PC_REQUIRES}" XO_PC_REQUIRES)
+  # By path as OpenBLAS, not `Requires: clblast OpenCL`: their .pc files need not be in
+  # the consumer's pkg-config path (a fetch-deps folder's are not).
+  get_filename_component(_xo_clblast_dir "${XoCLBlast_LIBRARY}" DIRECTORY)
+  get_filename_component(_xo_ocl_dir "${OpenCL_LIBRARY}" DIRECTORY)
+  string(APPEND XO_PC_LIBS " -L${_xo_clblast_dir} -lclblast -L${_xo_ocl_dir} -lOpenCL")
+endif()
+# DT_RPATH, not DT_RUNPATH: it serves OpenBLAS's own libgfortran in the folder too.
+if(_xo_dep_dirs AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  string(APPEND XO_PC_LIBS " -Wl,--disable-new-dtags")
+  foreach(_xo_d IN LISTS _xo_dep_dirs)
+    string(APPEND XO_PC_LIBS " -Wl,-rpath,${_xo_d}")
+  endforeach()
 endif()
 string(APPEND XO_PC_LIBS " -lm -lpthread")
 if(CMAKE_DL_LIBS)

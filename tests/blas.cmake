@@ -113,3 +113,13 @@ xo_target_warnings(test_blas_start)
 xo_add_test(blas_start EXE test_blas_start ENV ${XO_BLAS_ENV} XO_LOG=info)
 set_tests_properties(blas_start PROPERTIES PASS_REGULAR_EXPRESSION
   "gemm leaves the CPU above work [0-9.e+]+ .float.*no context yet.*gemm leaves the CPU above work .*the devices found.*PASSED.*2 test")
+# An OpenBLAS that picks Prescott on a CPU with AVX2 or AVX-512 while OPENBLAS_CORETYPE is
+# unset (blas_old_core.c): the drop-in loads it again with the variable set to the core
+# that suits the CPU (test_blas_lib's answers stay right); skipped on a CPU without AVX2.
+add_library(blas_old_core MODULE blas_old_core.c)
+target_link_libraries(blas_old_core PRIVATE crossover::openblas)
+set(XO_CORE_LOG ${CMAKE_CURRENT_BINARY_DIR}/blas_old_core.log)
+add_test(NAME blas_reload_core COMMAND sh -c
+  "grep -qw avx2 /proc/cpuinfo || exit 77; rm -f '${XO_CORE_LOG}' && env -u OPENBLAS_CORETYPE '$<TARGET_FILE:test_blas_lib>' && sed -n 1p '${XO_CORE_LOG}' | grep -qx 'load OPENBLAS_CORETYPE=(unset)' && sed -n 2p '${XO_CORE_LOG}' | grep -Eqx 'load OPENBLAS_CORETYPE=(SkylakeX|Haswell|Zen)'")
+set_tests_properties(blas_reload_core PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
+  "${XO_BLAS_ENV};XO_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/cache/blas_reload;XO_BLAS_LIB=$<TARGET_FILE:blas_old_core>;XO_TEST_CORE_LOG=${XO_CORE_LOG}")

@@ -65,10 +65,17 @@ set_tests_properties(tool_explain_argmax PROPERTIES
   PASS_REGULAR_EXPRESSION "op: sargmax 64 10 .*op: dargmax 3 5 .*chosen:")
 # XO_LOG=summary: the table at xo_context_destroy counts every call, fast path included.
 xo_add_test(test_summary SOURCES test_summary.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
-# OpenBLAS's core and the thread count in the CPU's identity, and the warning for a core
-# far below the CPU (OPENBLAS_CORETYPE is read when OpenBLAS loads, so ctest sets it).
-xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil m
+# OpenBLAS's core and the thread count in the CPU's identity, the warning for a core
+# far below the CPU (OPENBLAS_CORETYPE is read when OpenBLAS loads, so ctest sets it),
+# the advice's table and what xo info says; runs the real xo tool.
+xo_add_test(test_blas_core SOURCES test_blas_core.c LIBS xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu OPENBLAS_CORETYPE=Prescott)
+target_include_directories(test_blas_core PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cpu)
+add_library(xo_coretype_shim MODULE coretype_shim.c)
+target_link_libraries(xo_coretype_shim PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(test_blas_core PRIVATE XO_TOOL_PATH="$<TARGET_FILE:xo>"
+                           XO_CORETYPE_SHIM="$<TARGET_FILE:xo_coretype_shim>")
+add_dependencies(test_blas_core xo xo_coretype_shim)
 # The bench's real programs (neural ODE, RNN) against their plain-CBLAS twins.
 xo_add_test(test_programs SOURCES test_programs.c ${PROJECT_SOURCE_DIR}/bench/bench_ode.c
             ${PROJECT_SOURCE_DIR}/bench/bench_rnn.c LIBS xo_testutil crossover_internal crossover::openblas m
@@ -121,7 +128,7 @@ set_tests_properties(test_plan_trap PROPERTIES RUN_SERIAL TRUE)
 # xo info's transfer figures on host-unified devices ("shared memory" or what was measured).
 xo_add_test(test_tool_info SOURCES test_tool_info.c tool_stubs.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_mock xo_testutil crossover_internal m ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock)
-target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_include_directories(test_tool_info PRIVATE ${PROJECT_SOURCE_DIR}/bench ${PROJECT_SOURCE_DIR}/plugins/cpu)
 # Residency per span against a plain reference, with and without faults.
 xo_add_test(test_spans SOURCES test_spans.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,mock XO_THREADS=1)
@@ -177,7 +184,7 @@ endif()
 xo_add_test(test_bench_report SOURCES test_bench_report.c tool_stubs.c ../bench/bench_report.c ../bench/bench_findings.c
             ../bench/bench_sweep.c ../bench/bench_eval1.c ../bench/cmd_info.c ../bench/tool_text.c
             LIBS xo_testutil crossover_internal crossover::openblas m ENV XO_CALIBRATE=off)
-target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_include_directories(test_bench_report PRIVATE ${PROJECT_SOURCE_DIR}/bench ${PROJECT_SOURCE_DIR}/plugins/cpu)
 # What the docs promise a newcomer, read from the pages.
 add_test(NAME docs_check COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/docs_check.cmake)
 # The CPU plugin's own float math (its rational tanh) over the whole float range.

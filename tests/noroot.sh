@@ -122,4 +122,24 @@ configure "$src/tests/consumer" "$work/consumer" "$deps" "$inst"
 check_headers "$work/consumer"
 check_ldd "$work/consumer/consumer" "${sos[@]}" libcmocka.so.0
 check_run consumer-run "$work/consumer/consumer"
+# 4. The suite's consumer_find_package and consumer_pkg_config on the install, as on a
+#    machine without system packages: only the install is given (cmocka, the test's own
+#    dependency, from the folder); the installed package itself must lead to OpenBLAS,
+#    CLBlast and the ICD loader in the folder, and the programs run with nothing set.
+pcdir=$work/pc-cmocka
+rm -rf "$pcdir" && mkdir -p "$pcdir"
+cp "$deps/usr/lib/$triplet/pkgconfig/cmocka.pc" "$pcdir/" || fail "no cmocka.pc in the folder"
+cat > "$work/consumer-init.cmake" <<EOF
+set(CMAKE_IGNORE_PREFIX_PATH "/usr;/usr/local;/" CACHE STRING "")
+set(CMAKE_IGNORE_PATH "$ignore" CACHE STRING "")
+set(CMAKE_FIND_USE_PACKAGE_REGISTRY OFF CACHE BOOL "")
+set(cmocka_DIR "$deps/usr/lib/$triplet/cmake/cmocka" CACHE PATH "")
+EOF
+for mode in cmake pkg-config; do
+  "$cmake" -DMODE=$mode -DPREFIX="$inst" -DSRC="$src/tests/consumer" -DWORK="$work/consumer-$mode" \
+    -DCC="$cc" -DINIT_CACHE="$work/consumer-init.cmake" -DPC_ONLY=1 -DPC_EXTRA="$pcdir" \
+    -DREADELF="$(command -v readelf)" -P "$src/tests/consumer/run_consumer.cmake" > "$work/consumer-$mode.log" 2>&1 ||
+    { cat "$work/consumer-$mode.log"; fail "consumer ($mode) with only the install given"; }
+  check_ldd "$work/consumer-$mode/consumer" "${sos[@]}"
+done
 echo "noroot: built and ran against $deps only"

@@ -557,6 +557,52 @@ static void wrong_factor_heals(void **state)
     xo__correction_destroy(c);
 }
 
+/* A 16-core CPU's profile, as a machine file carries it: waking its threads costs a
+ * vector op of 25K elements 8 us (on such a CPU those ops took 3-10x their roofline).
+ * The term is in the prediction from threaded_from elements on, not below, not in gemm
+ * (its curve was measured with the threads), and survives a write and a read. */
+static void thread_wake_term(void **state)
+{
+    (void)state;
+    static const char text[] = "# crossover device profile v1\n"
+                               "plugin = cpu\nname = 16-core Xeon\nkind = cpu\n"
+                               "launch_us = 0.05\ntransfer_latency_us = 0\nh2d_gbps = 0\nd2h_gbps = 0\n"
+                               "mem_gbps = 40\npeak_gflops = 1500\n"
+                               "thread_wake_us = 8\nthreaded_from = 10001\n";
+    const char *path = "test_model_16core.profile";
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    xo__profile p, q;
+    assert_int_equal(xo__profile_read(path, &p), XO_OK);
+    assert_true(p.thread_wake_us == 8.0 && p.threaded_from == 10001.0);
+
+    xo__op_cost op;
+    describe("saxpy", 1, 25600, 0, 0, 1, &op);
+    double roofline = 3.0 * 25600 * 4 / 40e3; /* 7.7 us at 40 GB/s */
+    assert_true(fabs(xo__compute_us(&p, &op) - (roofline + 8.0)) < 1e-9);
+    xo_estimate e;
+    xo__estimate(&p, 1, 0, &op, 1.0, &e);
+    assert_true(e.total_us > 8.0 + roofline);
+    describe("sunary", 1, 25600, 0, 0, 1, &op);
+    assert_true(xo__compute_us(&p, &op) > 8.0);
+    describe("saxpy", 1, 10000, 0, 0, 1, &op); /* one thread: no wake-up */
+    assert_true(fabs(xo__compute_us(&p, &op) - 3.0 * 10000 * 4 / 40e3) < 1e-9);
+    describe("sgemm", 3, 256, 256, 256, 1, &op);
+    xo__profile nowake = p;
+    nowake.thread_wake_us = 0.0;
+    assert_true(xo__compute_us(&p, &op) == xo__compute_us(&nowake, &op));
+
+    assert_int_equal(xo__profile_write(path, &p), XO_OK);
+    assert_int_equal(xo__profile_read(path, &q), XO_OK);
+    assert_true(q.thread_wake_us == 8.0 && q.threaded_from == 10001.0);
+    assert_int_equal(xo__profile_write(path, &nowake), XO_OK); /* 0: not written, read as 0 */
+    assert_int_equal(xo__profile_read(path, &q), XO_OK);
+    assert_true(q.thread_wake_us == 0.0);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +622,7 @@ int main(void)
         cmocka_unit_test(size_classes),
         cmocka_unit_test(correction_robust),
         cmocka_unit_test(correction_flips_wrong_decision),
+        cmocka_unit_test(thread_wake_term),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

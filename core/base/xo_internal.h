@@ -51,6 +51,9 @@ typedef struct xo__profile {
     double gemm_gflops[2][XO_CURVE_POINTS];     /* [dtype][i]: GFLOP/s at n = 16 << i */
     double stream_gbps[2];                      /* [dtype] elementwise-kernel bandwidth */
     double op_launch_us[XO_OP_KIND_COUNT];      /* per-kind launch floor; 0 = info.launch_us */
+    double thread_wake_us; /* what waking the device's threads adds to a vector op of at least
+                              threaded_from elements (the host CPU; 0: not modelled) */
+    double threaded_from;  /* elements from which the device runs vector ops on its threads */
     char library_version[32];                   /* XO_VERSION_STRING when written */
     int provisional;  /* not a trustworthy measurement: defaults standing in until one is made,
                          or runs that disagreed (a busy machine); measured again later */

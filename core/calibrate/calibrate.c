@@ -222,6 +222,27 @@ static xo_status measure_stream(calib *c, xo_dtype dtype, xo_buffer *x, xo_buffe
     return XO_OK;
 }
 
+/* The host's vector ops on several threads: OpenBLAS runs saxpy on one thread up to
+ * WAKE_FROM elements (its level-1 routines' rule) and on all of them above. What the
+ * bigger size costs beyond twice the smaller one's work is waking the threads, which
+ * grows with their number (3-10x a 25K-element op's work on 16 cores). */
+#define WAKE_FROM 10000
+#define WAKE_RUNS 15
+static xo_status measure_thread_wake(calib *c, xo_buffer *x, xo_buffer *y, double launch_us, double *out_us)
+{
+    xo_buffer *bufs[XO_MAX_ARGS] = {x, y, NULL};
+    xo_op_desc one = axpy_desc(XO_F32, 8192), two = axpy_desc(XO_F32, 16384); /* either side of it */
+    double ta[WAKE_RUNS], tb[WAKE_RUNS], us;
+    XO_RETURN_IF_ERROR(run_timed(c, &two, bufs, &us)); /* warm-up: wakes the threads once */
+    for (int i = 0; i < WAKE_RUNS; i++) {             /* taking turns: a slow spell hits both */
+        XO_RETURN_IF_ERROR(run_timed(c, &one, bufs, &ta[i]));
+        XO_RETURN_IF_ERROR(run_timed(c, &two, bufs, &tb[i]));
+    }
+    double wake = median_of(tb, WAKE_RUNS) - 2.0 * (median_of(ta, WAKE_RUNS) - launch_us) - launch_us;
+    *out_us = wake > 0.0 ? wake : 0.0;
+    return XO_OK;
+}
+
 /* The gemm curve of one dtype; sizes past the cut repeat the last measured point. */
 static xo_status measure_curve(calib *c, xo_dtype dtype, double launch_us, double out[XO_CURVE_POINTS],
                                double frac0, double frac1)
@@ -288,6 +309,7 @@ static void round_profile(xo__profile *p)
             p->gemm_gflops[d][i] = round6(p->gemm_gflops[d][i]);
         p->stream_gbps[d] = round6(p->stream_gbps[d]);
     }
+    p->thread_wake_us = round6(p->thread_wake_us);
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         p->op_launch_us[k] = round6(p->op_launch_us[k]);
 }
@@ -336,6 +358,10 @@ static xo_status calibrate_once(xo_context *ctx, int dev, xo__profile *out, xo__
         report(&c, "memory bandwidth", 0.4);
         st = measure_stream(&c, XO_F32, x, y, launch, &p.stream_gbps[XO_F32]);
         p.info.mem_gbps = p.stream_gbps[XO_F32];
+    }
+    if (st == XO_OK && dev == 0) { /* on one thread it measures about 0 */
+        st = measure_thread_wake(&c, x, y, launch, &p.thread_wake_us);
+        p.threaded_from = WAKE_FROM + 1;
     }
     /* double precision is optional: a device that fails it keeps its single figures
      * (the model then takes half the sgemm curve) */

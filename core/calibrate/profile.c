@@ -196,6 +196,8 @@ static const struct field {
     FIELD("mem_gbps", F_FIGURE, info.mem_gbps, REQ_MEM),
     FIELD("peak_gflops", F_FIGURE, info.peak_gflops, REQ_PEAK),
     FIELD("spread", F_NUMBER, spread, 0),
+    FIELD("thread_wake_us", F_NUMBER, thread_wake_us, 0),
+    FIELD("threaded_from", F_NUMBER, threaded_from, 0),
     FIELD("untrusted_runs", F_COUNT, untrusted_runs, 0),
 };
 #undef FIELD
@@ -555,6 +557,10 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         if (p->op_launch_us[k] > 0.0)
             fprintf(f, "launch_us_%s = %.6g\n", xo__ops[k].name, p->op_launch_us[k]);
+    if (p->thread_wake_us > 0.0)
+        fprintf(f, "# a vector op of threaded_from elements or more pays thread_wake_us to wake the threads\n"
+                   "thread_wake_us = %.6g\nthreaded_from = %.6g\n",
+                p->thread_wake_us, p->threaded_from);
     fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
     fprintf(f, "spread = %.3g\n", p->spread);
     fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);

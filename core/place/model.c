@@ -6,7 +6,8 @@
  *              is not current on the device: host->device on it, or device->host on the
  *              device holding it (then host->device); device 0 is the host itself, so
  *              nothing moves onto it. Only the span is priced: only the span moves
- *   compute  = roofline max(flops / gflops, bytes / bandwidth) x correction
+ *   compute  = (roofline max(flops / gflops, bytes / bandwidth)
+ *               + thread_wake_us for a vector op of threaded_from elements or more) x correction
  * Units: us, bytes, GB/s (1 GB/s = 1e3 bytes/us), GFLOP/s (1e3 flop/us).
  * See docs/placement.md. */
 #include "xo_internal.h"
@@ -97,7 +98,13 @@ double xo__compute_us(const xo__profile *p, const xo__op_cost *op)
     }
     double t_flops = flops / (gflops * 1e3);
     double t_bytes = bytes / (gbps * 1e3);
-    return t_flops > t_bytes ? t_flops : t_bytes;
+    double t = t_flops > t_bytes ? t_flops : t_bytes;
+    /* Waking a many-core CPU's threads costs more than a small op's work (16 cores: 3-10x
+     * at 25K elements); the gemm curve was measured with the threads, so it has it. */
+    int vector = op->kind != XO_OP_GEMM && op->kind != XO_OP_GEMM_BIAS_ACT;
+    if (vector && p->thread_wake_us > 0.0 && op->size >= p->threaded_from)
+        t += p->thread_wake_us;
+    return t;
 }
 
 /* Cost of bringing one operand current on `dev` (credit_us: rent already paid toward

@@ -1,14 +1,15 @@
 /* The CPU plugin: device 0, the host. Operands are host memory; ops run on the
  * calling thread (OpenBLAS, or our loops on a small pool). */
 #include "cpu_internal.h"
+#include "cpu_coretype.h"
 
 #include <cblas.h>
 #include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define XO_CPU_MAX_THREADS 64
 
@@ -40,25 +41,10 @@ static void cpuinfo_field(const char *key, char *out, size_t cap)
         fclose(f);
 }
 
-/* OpenBLAS cores without AVX2 kernels: on a CPU that has AVX2 (or AVX-512) such a core
- * runs several times below what the CPU can do (seen: Debian's 0.3.21 picked Prescott on
- * a new Xeon, 15 GFLOP/s instead of 146 with OPENBLAS_CORETYPE=SkylakeX). */
-static int core_lacks_avx2(const char *core)
-{
-    static const char *const weak[] = {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
-                                       "katmai", "coppermine", "northwood", "banias", "athlon", "opteron",
-                                       "barcelona", "bobcat", "sandybridge", "bulldozer", "piledriver",
-                                       "generic", NULL};
-    for (int i = 0; weak[i]; i++)
-        if (strcasecmp(core, weak[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* "OpenBLAS 0.3.21 Cooperlake, 2 threads": the library, the kernels it runs (its core)
  * and the thread count, which together decide the CPU's speed, so the profile cache is
- * keyed on them (a profile never outlives the BLAS it measured). Warns when the core is
- * far below what the CPU supports, with the fix. */
+ * keyed on them (a profile never outlives the BLAS it measured). Warns, once per process,
+ * when the core is far below what the CPU supports, with the fix (cpu_coretype.c). */
 static void blas_identity(const xo_plugin_host *host, int threads, char *out, size_t cap)
 {
     /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "OpenBLAS 0.3.21" */
@@ -72,14 +58,10 @@ static void blas_identity(const xo_plugin_host *host, int threads, char *out, si
         core = "unknown";
     snprintf(out, cap, "%.*s %.20s, %d thread%s", (int)len, cfg ? cfg : "OpenBLAS", core, threads,
              threads == 1 ? "" : "s");
-    __builtin_cpu_init();
-    int avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
-    if ((avx2 || avx512) && core_lacks_avx2(core))
-        host->log(XO_LOG_WARN,
-                  "OpenBLAS runs its %s kernels on a CPU with %s: expect several times less than the CPU can "
-                  "do. Set OPENBLAS_CORETYPE=%s in the environment before the program starts (or use an "
-                  "OpenBLAS that knows this CPU)",
-                  core, avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
+    static atomic_int warned;
+    char advice[512];
+    if (xo__openblas_core_advice(advice, sizeof advice) && !atomic_exchange(&warned, 1))
+        host->log(XO_LOG_WARN, "%s", advice);
 }
 
 /* OpenBLAS's thread count belongs to the process: the application's own cblas_* calls

@@ -3,6 +3,9 @@
 # (`pkg-config --static crossover`) must run with no LD_LIBRARY_PATH and name no
 # libcrossover.so; the shared one (crossover-shared.pc) must name it; the .pc versions
 # must be crossover.h's.
+# Optional: INIT_CACHE, a cmake -C script for the consumer's configure (what to ignore,
+# where cmocka is); PC_ONLY=1: pkg-config sees the prefix's .pc files and the folders in
+# PC_EXTRA only, none of the system's; PC_EXTRA: more .pc folders (cmocka's).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 function(run)
@@ -13,7 +16,11 @@ function(run)
   set(LAST_OUT "${out}" PARENT_SCOPE)
 endfunction()
 if(MODE STREQUAL "cmake")
-  run(${CMAKE_COMMAND} -S ${SRC} -B ${WORK} -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC}
+  set(init "")
+  if(INIT_CACHE)
+    set(init -C ${INIT_CACHE})
+  endif()
+  run(${CMAKE_COMMAND} ${init} -S ${SRC} -B ${WORK} -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC}
       "-DCMAKE_C_FLAGS=${EXTRA}" "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA}")
   run(${CMAKE_COMMAND} --build ${WORK})
   run(${WORK}/consumer)
@@ -27,8 +34,13 @@ if(MODE STREQUAL "cmake")
 else()
   find_program(PKG_CONFIG pkg-config REQUIRED)
   file(GLOB pcdirs ${PREFIX}/lib*/pkgconfig ${PREFIX}/lib/*/pkgconfig)
-  string(REPLACE ";" ":" pcpath "${pcdirs}")
-  set(ENV{PKG_CONFIG_PATH} "${pcpath}")
+  string(REPLACE ";" ":" pcpath "${pcdirs};${PC_EXTRA}")
+  if(PC_ONLY)
+    set(ENV{PKG_CONFIG_LIBDIR} "${pcpath}")
+    unset(ENV{PKG_CONFIG_PATH})
+  else()
+    set(ENV{PKG_CONFIG_PATH} "${pcpath}")
+  endif()
   # The programs must start with nothing set: whatever they need from the prefix they
   # find through what pkg-config gave them, not through the environment.
   unset(ENV{LD_LIBRARY_PATH})
@@ -51,7 +63,11 @@ else()
 
   # Static use, as README gives it: the archive is linked in, so the
   # program runs without LD_LIBRARY_PATH and names no libcrossover.so.
-  pc_build(${WORK}/consumer ${SRC}/consumer.c PACKAGES --static --cflags --libs crossover cmocka)
+  # cmocka is the test's own dependency, wherever it lies (a fetch-deps folder too).
+  run(${PKG_CONFIG} --variable=libdir cmocka)
+  string(STRIP "${LAST_OUT}" cmocka_libdir)
+  pc_build(${WORK}/consumer ${SRC}/consumer.c LINK -Wl,-rpath,${cmocka_libdir}
+           PACKAGES --static --cflags --libs crossover cmocka)
   run(${WORK}/consumer)
   needed(n ${WORK}/consumer)
   if(n MATCHES "libcrossover")
@@ -91,7 +107,7 @@ else()
   # libraries through an rpath to the package's libdir.
   run(${PKG_CONFIG} --variable=libdir crossover-shared)
   string(STRIP "${LAST_OUT}" libdir)
-  pc_build(${WORK}/consumer_shared ${SRC}/consumer.c LINK -Wl,-rpath,${libdir} -lm # consumer.c's own
+  pc_build(${WORK}/consumer_shared ${SRC}/consumer.c LINK -Wl,-rpath,${libdir} -Wl,-rpath,${cmocka_libdir} -lm # consumer.c's own
            PACKAGES --cflags --libs crossover-shared cmocka)
   run(${WORK}/consumer_shared)
   needed(n ${WORK}/consumer_shared)
