@@ -135,8 +135,11 @@ set(CMAKE_IGNORE_PATH "$ignore" CACHE STRING "")
 set(CMAKE_FIND_USE_PACKAGE_REGISTRY OFF CACHE BOOL "")
 set(cmocka_DIR "$deps/usr/lib/$triplet/cmake/cmocka" CACHE PATH "")
 EOF
+# The classifier's CBLAS twin is the program's own use of OpenBLAS: it links the folder's.
+blas_lib=$(ls "$deps/usr/lib/$triplet"/openblas-pthread/libopenblas.so* 2>/dev/null | head -1)
+[[ -n $blas_lib ]] || fail "no libopenblas in the folder"
 for mode in cmake pkg-config; do
-  "$cmake" -DMODE=$mode -DPREFIX="$inst" -DSRC="$src/tests/consumer" -DWORK="$work/consumer-$mode" \
+  "$cmake" -DMODE=$mode -DBLAS_LIB="$blas_lib" -DPREFIX="$inst" -DSRC="$src/tests/consumer" -DWORK="$work/consumer-$mode" \
     -DCC="$cc" -DINIT_CACHE="$work/consumer-init.cmake" -DPC_ONLY=1 -DPC_EXTRA="$pcdir" \
     -DREADELF="$(command -v readelf)" -P "$src/tests/consumer/run_consumer.cmake" > "$work/consumer-$mode.log" 2>&1 ||
     { cat "$work/consumer-$mode.log"; fail "consumer ($mode) with only the install given"; }
