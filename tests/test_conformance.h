@@ -1,5 +1,6 @@
-/* What test_conformance.c shares with its second half, test_conformance_nn.c (the 0.3
- * ops): the context, the device under test, and the per-op checks. */
+/* What test_conformance.c (the table of ops against their references) shares with the
+ * rules it runs beside them (test_conformance_zero.c, _max.c, _map.c): the context, the
+ * device under test, and the checks. */
 #ifndef XO_TEST_CONFORMANCE_H
 #define XO_TEST_CONFORMANCE_H
 #include "xo_test.h"
@@ -16,10 +17,9 @@ void check_unchanged(xo_buffer *b, const void *orig, const char *what);
 
 /* test_conformance_zero.c: zero sizes, and disjoint operands in one buffer. */
 void conformance_zero_sizes(void **state);
+void conformance_zero_sizes_nn(void **state);
 void conformance_disjoint_same_buffer(void **state);
 
-/* The 0.3 ops' suite on the device under test; returns the number of failures. */
-int conformance_nn(const char *label);
 /* test_conformance_max.c: the NaN rule of every max, and argmax; the number of failures. */
 int conformance_max(const char *label);
 /* Host doubles as a buffer of the op's precision (float when !fp64), and a buffer's n
