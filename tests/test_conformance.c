@@ -827,6 +827,21 @@ static const xoc_row ROWS[] = {
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 
+/* Every op kind of XO_OP_MAP has a row: a new kind without one fails here. argmax's rule
+ * (an index, the first NaN or the first of equal maxima) is test_conformance_max.c's. */
+static void every_kind_has_a_row(void **state)
+{
+    (void)state;
+#define XOC_KIND_NAME_(K, name, nargs, out, operands) name,
+    static const char *const kinds[] = {XO_OP_MAP(XOC_KIND_NAME_)};
+#undef XOC_KIND_NAME_
+    for (size_t k = 0; k < XOC_N(kinds); k++) {
+        int found = strcmp(kinds[k], "argmax") == 0;
+        for (int r = 0; r < XOC_ROWS && !found; r++) found = strcmp(ROWS[r].op, kinds[k]) == 0;
+        if (!found) fail_msg("op kind \"%s\" has no row in the conformance table", kinds[k]);
+    }
+}
+
 /* ---- the harness ---------------------------------------------------------------------- */
 
 typedef struct xoc_job {
@@ -937,11 +952,12 @@ static void xoc_run_job(void **state)
 static int run_suite(const char *label)
 {
     static xoc_job jobs[2 * XOC_ROWS];
-    struct CMUnitTest tests[2 * XOC_ROWS + 3];
+    struct CMUnitTest tests[2 * XOC_ROWS + 4];
     int nt = 0;
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(every_kind_has_a_row);
     for (int f64 = 0; f64 <= 1; f64++)
         for (int r = 0; r < XOC_ROWS; r++) {
-            xoc_job *j = &jobs[nt];
+            xoc_job *j = &jobs[f64 * XOC_ROWS + r];
             j->row = &ROWS[r];
             j->f64 = f64;
             snprintf(j->name, sizeof j->name, "%s %s", ROWS[r].op, f64 ? "f64" : "f32");
