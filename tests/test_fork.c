@@ -200,10 +200,7 @@ int main(int argc, char **argv)
     xot_ref_sunary(XO_TANH, BIG, g_x, g_want);
     xo_context *ctx;
     int d;
-    if (xo_context_create(&ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&ctx, NULL, NULL)) return 1;
     g_have_device = xo_device_find(ctx, g_plugin, &d) == XO_OK;
     xo_context_destroy(ctx);
     const struct CMUnitTest tests[] = {

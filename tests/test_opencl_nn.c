@@ -109,10 +109,7 @@ static void test_copy_fill_bits(void **state)
 
 int main(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     xo_device_info info;
     if (xo_device_find(g_ctx, "opencl", &g_dev) != XO_OK || xo_set_device(g_ctx, "opencl") != XO_OK ||
         xo_device_get_info(g_ctx, g_dev, &info) != XO_OK) {

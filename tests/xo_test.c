@@ -631,3 +631,47 @@ xo_plugin_host xot_quiet_host(const char *plugin_name)
     return (xo_plugin_host){.log = quiet_log, .set_error = keep_error, .fault = no_fault, .cache_dir = "",
                             .threads = 1, .plugin_name = plugin_name};
 }
+
+int xot_main_context(xo_context **ctx, const char *spec, int *dev)
+{
+    *ctx = NULL;
+    if (xo_context_create(ctx) != XO_OK) {
+        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
+        return 1;
+    }
+    int found = -1;
+    if (spec && xo_device_find(*ctx, spec, &found) != XO_OK) {
+        printf("no device \"%s\" here: skipped\n", spec);
+        xo_context_destroy(*ctx);
+        *ctx = NULL;
+        return XOT_EXIT_SKIP;
+    }
+    if (dev && spec) *dev = found;
+    return 0;
+}
+
+int xot_skip_without(const char *spec)
+{
+    xo_context *ctx;
+    int rc = xot_main_context(&ctx, spec, NULL);
+    if (rc == 0) xo_context_destroy(ctx);
+    return rc;
+}
+
+int xot_plugin_open(const xo_plugin *p, const xo_plugin_host *host, void **st)
+{
+    int ndev = 0;
+    *st = NULL;
+    return p->init(host, st, &ndev) == XO_OK && ndev > 0 ? 0 : -1;
+}
+
+int xot_plugin_skip_without(const xo_plugin *p, const xo_plugin_host *host, const char *what)
+{
+    void *st = NULL;
+    if (xot_plugin_open(p, host, &st) != 0) {
+        printf("no %s here: skipped\n", what);
+        return XOT_EXIT_SKIP;
+    }
+    p->shutdown(st);
+    return 0;
+}

@@ -167,6 +167,23 @@ void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int fo
 #define xot_assert_decision(ctx, op, dev, forced) \
     xot_assert_decision_((ctx), (op), (dev), (forced), __FILE__, __LINE__)
 
+/* ---- a test program's start ------------------------------------------------------ */
+
+/* A context for a test program to *ctx: 0, or 1 with the reason on stderr. With a spec
+ * ("opencl", "cuda"), that device's index goes to *dev (when dev is not NULL), and a
+ * program on a machine without it gets XOT_EXIT_SKIP, a line on stdout and no context. */
+int xot_main_context(xo_context **ctx, const char *spec, int *dev);
+/* 0 when a device matches `spec` here (asked of a context made for the question),
+ * XOT_EXIT_SKIP with a line on stdout when none does, 1 when no context can be made. */
+int xot_skip_without(const char *spec);
+
+/* A plugin below the core (its vtable) opened with `host`: its state to *st and 0, or -1
+ * when init fails or finds no device. */
+int xot_plugin_open(const xo_plugin *p, const xo_plugin_host *host, void **st);
+/* 0 when plugin p finds a device here (opened and shut down for the question),
+ * XOT_EXIT_SKIP with "no <what> here: skipped" on stdout when it finds none. */
+int xot_plugin_skip_without(const xo_plugin *p, const xo_plugin_host *host, const char *what);
+
 /* ---- output capture (fd level) ---------------------------------------------------- */
 
 typedef struct xot_capture {
