@@ -195,9 +195,14 @@ int xot_capture_begin(xot_capture *c, int fd);
 /* Restore the fd and return what was written (malloc'ed, NUL-terminated). */
 char *xot_capture_end(xot_capture *c);
 
-/* For tests that drive a plugin below the core (its vtable): a host that logs nothing,
- * fires no fault site, and keeps the last error detail in xot_host_error. */
+/* For tests that drive a plugin below the core (its vtable): a host that keeps the last
+ * error detail in xot_host_error, counts the lines logged at XO_LOG_WARN or worse (shown
+ * on stderr under XO_TEST_VERBOSE) and the fault sites asked, and fires only the site
+ * named by xot_host_fail_site (NULL: none). */
 extern char xot_host_error[512];
+extern int xot_host_warnings;
+extern int xot_host_fault_asks;
+extern const char *xot_host_fail_site;
 xo_plugin_host xot_quiet_host(const char *plugin_name);
 
 #endif /* XO_TEST_H */
