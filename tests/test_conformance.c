@@ -68,6 +68,7 @@ typedef struct xoc_shape {
     int op;               /* the unary/binary/reduce/softmax op, or the activation */
     int axis;
     int v;                /* the runner's variant: NaN where nothing reads, alias, ... */
+    int nan;              /* NaN planted in the inputs, by the runner's pattern; 0: none */
 } xoc_shape;
 
 enum { XOC_MAX_ARGS = 6, XOC_MAX_SHAPES = 512, XOC_MAX_REPORTS = 5 };
@@ -75,6 +76,7 @@ enum { XOC_MAX_ARGS = 6, XOC_MAX_SHAPES = 512, XOC_MAX_REPORTS = 5 };
 typedef struct xoc_arg {
     const char *name;
     size_t len, esz;
+    int is_int;     /* int32 elements (labels, indices), else the case's precision */
     void *host;     /* the reference's copy: inputs as uploaded, outputs as it writes */
     void *orig;     /* as uploaded */
     xo_buffer *buf;
@@ -106,10 +108,14 @@ static void xoc_desc(xoc_t *t, const char *fmt, ...)
     va_end(ap);
 }
 
-static double xoc_get(const xoc_arg *a, size_t i)
+/* Element i of p, an array of a's elements. */
+static double xoc_val(const xoc_arg *a, const void *p, size_t i)
 {
-    return a->esz == sizeof(double) ? ((double *)a->host)[i] : (double)((float *)a->host)[i];
+    if (a->is_int) return ((const int32_t *)p)[i];
+    return a->esz == sizeof(double) ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
+
+static double xoc_get(const xoc_arg *a, size_t i) { return xoc_val(a, a->host, i); }
 
 static void xoc_set(xoc_arg *a, size_t i, double v)
 {
@@ -134,6 +140,18 @@ static xoc_arg *xoc_arg_new(xoc_t *t, const char *name, size_t len, double lo, d
         xot_fill_d(a->host, len, t->seed++, lo, hi);
     else
         xot_fill_f(a->host, len, t->seed++, lo, hi);
+    return a;
+}
+
+/* An operand of len int32 elements, each `init`. */
+static xoc_arg *xoc_arg_int(xoc_t *t, const char *name, size_t len, int32_t init)
+{
+    assert_true(t->nargs < XOC_MAX_ARGS);
+    xoc_arg *a = &t->arg[t->nargs++];
+    *a = (xoc_arg){.name = name, .len = len, .esz = sizeof(int32_t), .is_int = 1};
+    a->host = calloc(len ? len : 1, sizeof(int32_t));
+    assert_non_null(a->host);
+    for (size_t i = 0; i < len; i++) ((int32_t *)a->host)[i] = init;
     return a;
 }
 
@@ -448,11 +466,26 @@ static void run_binary(xoc_t *t, const xoc_shape *s)
     xoc_arg *b = xoc_arg_new(t, "b", len, 0.5, 2); /* DIV stays well-conditioned */
     xoc_arg *c = s->v == 1 ? a : s->v == 2 ? b : xoc_arg_new(t, "c", len, -1, 1);
     size_t coff = s->v == 1 ? aoff : s->v == 2 ? boff : 2;
+    for (size_t i = 0; s->nan && i < n; i++) { /* NaN in a at i % 5 == 1, in b at i % 5 == 2 */
+        if (i % 5 == 1) xoc_set(a, aoff + i, NAN);
+        if (i % 5 == 2) xoc_set(b, boff + i, NAN);
+    }
     xoc_writes(c);
     xoc_upload(t);
-    xoc_desc(t, "%s n=%zu%s", xot_binary_name(s->op), n, s->v == 1 ? " c==a" : s->v == 2 ? " c==b" : "");
+    xoc_desc(t, "%s n=%zu%s%s", xot_binary_name(s->op), n, s->v == 1 ? " c==a" : s->v == 2 ? " c==b" : "",
+             s->nan ? " NaN planted" : "");
     XOC_OP(t, binary, (xo_binary_op)s->op, n, a->buf, aoff, b->buf, boff, c->buf, coff);
     XOC_REF(t, binary, (xo_binary_op)s->op, n, xoc_in(a, aoff), xoc_in(b, boff), xoc_out(c, coff));
+}
+
+/* MAX with NaN on either side: NaN wins. */
+static size_t gen_binary_nan(xoc_shape *out)
+{
+    static const size_t ns[] = {3, 37, 5000};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(ns); d++)
+        for (int v = 0; v < 3; v++) xoc_push(out, &c, (xoc_shape){.op = XO_MAX, .n = ns[d], .v = v, .nan = 1});
+    return c;
 }
 
 /* Every binary op with a scalar; v = 1: c == a. */
@@ -589,15 +622,25 @@ static size_t gen_reduce(xoc_shape *out)
     return c;
 }
 
+static const char *const NAN_AT[] = {"", " NaN first", " NaN in the middle", " NaN last", " NaN beside"};
+
+/* nan: a NaN first (1), in the middle (2), last (3), or only beside the range (4), with a
+ * larger value at n/3; a NaN anywhere among the elements makes the maximum NaN. */
 static void run_reduce(xoc_t *t, const xoc_shape *s)
 {
     size_t n = s->n, xoff = 3, ooff = 2;
     xoc_arg *x = xoc_arg_new(t, "x", n + 4, -1, 1);
     xoc_arg *o = xoc_arg_new(t, "out", 5, -1, 1);
     if (s->op == XO_MAX_ELEMENT) xoc_set(x, xoff + n - 1, 0.999);
+    if (s->nan) {
+        xoc_set(x, xoff + n / 3, 5);
+        if (s->nan < 4) xoc_set(x, xoff + (s->nan == 1 ? 0 : s->nan == 2 ? n / 2 : n - 1), NAN);
+        xoc_set(x, xoff - 1, s->nan < 4 ? NAN : 9);
+        xoc_set(x, xoff + n, s->nan < 4 ? NAN : 9);
+    }
     xoc_writes(o);
     xoc_upload(t);
-    xoc_desc(t, "%s n=%zu", s->op == XO_SUM ? "SUM" : "MAX_ELEMENT", n);
+    xoc_desc(t, "%s n=%zu%s", s->op == XO_SUM ? "SUM" : "MAX_ELEMENT", n, NAN_AT[s->nan]);
     XOC_OP(t, reduce, (xo_reduce_op)s->op, n, x->buf, xoff, o->buf, ooff);
     xoc_set(o, ooff, XOC_REF(t, reduce, (xo_reduce_op)s->op, n, xoc_in(x, xoff)));
 }
@@ -615,15 +658,46 @@ static size_t gen_reduce_axis(xoc_shape *out)
     return c;
 }
 
+static size_t gen_reduce_nan(xoc_shape *out)
+{
+    static const size_t ns[] = {1, 2, 7, 130, 1000, 4099, 300001};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(ns); d++)
+        for (int w = 1; w <= 4; w++) xoc_push(out, &c, (xoc_shape){.op = XO_MAX_ELEMENT, .n = ns[d], .nan = w});
+    return c;
+}
+
+/* MAX over either axis; result r has its NaN first, middle or last, or none, in turn, and
+ * the padding holds NaN (never read). */
+static size_t gen_reduce_axis_nan(xoc_shape *out)
+{
+    static const size_t dims[][2] = {{1, 1}, {3, 5}, {130, 7}, {7, 130}, {64, 300}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int axis = 0; axis <= 1; axis++)
+            xoc_push(out, &c, (xoc_shape){.op = XO_MAX_ELEMENT, .axis = axis, .m = dims[d][0], .n = dims[d][1],
+                                          .pad = {1}, .nan = 1 + (int)d});
+    return c;
+}
+
 static void run_reduce_axis(xoc_t *t, const xoc_shape *s)
 {
     size_t rows = s->m, cols = s->n, ldx = cols + s->pad[0], xoff = 1, ooff = 3;
     size_t results = s->axis == 0 ? cols : rows;
     xoc_arg *x = xoc_arg_new(t, "x", xoff + xot_mat_span(XO_ROW_MAJOR, rows, cols, ldx) + 1, -1, 1);
     xoc_arg *o = xoc_arg_new(t, "out", ooff + results + 2, -1, 1);
+    if (s->nan) {
+        size_t over = s->axis == 0 ? rows : cols, rs = s->axis == 0 ? 1 : ldx, es = s->axis == 0 ? ldx : 1;
+        for (size_t i = 0; i < rows && ldx > cols; i++) xoc_set(x, xoff + i * ldx + cols, NAN);
+        for (size_t r = 0; r < results; r++) {
+            size_t k = (r + (size_t)s->nan) % 4, e = k == 0 ? 0 : k == 1 ? over / 2 : over - 1;
+            if (k < 3) xoc_set(x, xoff + r * rs + e * es, NAN);
+        }
+    }
     xoc_writes(o);
     xoc_upload(t);
-    xoc_desc(t, "%s axis=%d %zux%zu ldx=%zu", s->op == XO_SUM ? "SUM" : "MAX", s->axis, rows, cols, ldx);
+    xoc_desc(t, "%s axis=%d %zux%zu ldx=%zu%s", s->op == XO_SUM ? "SUM" : "MAX", s->axis, rows, cols, ldx,
+             s->nan ? " NaN planted" : "");
     XOC_OP(t, reduce_axis, (xo_reduce_op)s->op, rows, cols, x->buf, xoff, ldx, s->axis, o->buf, ooff);
     XOC_REF(t, reduce_axis, (xo_reduce_op)s->op, rows, cols, xoc_in(x, xoff), ldx, s->axis, xoc_out(o, ooff));
 }
@@ -704,11 +778,7 @@ static void run_softmax_xent(xoc_t *t, const xoc_shape *s)
     xoc_arg *x = xoc_arg_new(t, "x", xoff + xot_mat_span(XO_ROW_MAJOR, rows, cols, ldx) + 2, 60, 100);
     xoc_arg *g = s->v == 3 ? x : xoc_arg_new(t, "grad", goff + xot_mat_span(XO_ROW_MAJOR, rows, cols, ldg) + 2, -1, 1);
     xoc_arg *loss = xoc_arg_new(t, "loss", loff + rows + 1, -1, 1);
-    assert_true(t->nargs < XOC_MAX_ARGS);
-    xoc_arg *lab = &t->arg[t->nargs++];
-    *lab = (xoc_arg){.name = "labels", .len = lboff + rows, .esz = sizeof(int32_t)};
-    lab->host = calloc(lab->len, sizeof(int32_t));
-    assert_non_null(lab->host);
+    xoc_arg *lab = xoc_arg_int(t, "labels", lboff + rows, 0);
     int32_t *l = lab->host;
     for (size_t i = 0; i < rows; i++)
         l[lboff + i] = i % 5 == 3 ? -1 : i % 7 == 5 ? (int32_t)cols : (int32_t)((i * 7 + s->k) % cols);
@@ -722,6 +792,43 @@ static void run_softmax_xent(xoc_t *t, const xoc_shape *s)
            s->v == 2 ? NULL : g->buf, goff, ldg);
     XOC_REF(t, softmax_xent, rows, cols, xoc_in(x, xoff), ldx, (const int32_t *)lab->orig + lboff, scale,
             xoc_out(loss, loff), s->v == 2 ? NULL : xoc_out(g, goff), ldg);
+}
+
+/* Row r gets, by r % 6: a NaN first, in the middle or last, two NaNs, its largest value
+ * twice (a tie), or nothing planted; the padding holds NaN (never read). The first NaN
+ * wins, else the first of equal maxima. */
+static size_t gen_argmax(xoc_shape *out)
+{
+    static const size_t dims[][2] = {{1, 1}, {1, 2}, {6, 3}, {13, 37}, {40, 300}, {12, 5000}, {300, 7}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (size_t pad = 0; pad <= 2; pad += 2)
+            xoc_push(out, &c, (xoc_shape){.m = dims[d][0], .n = dims[d][1], .pad = {pad}, .nan = 1});
+    return c;
+}
+
+static void run_argmax(xoc_t *t, const xoc_shape *s)
+{
+    size_t rows = s->m, cols = s->n, ldx = cols + s->pad[0], xoff = 3, ioff = 2;
+    xoc_arg *x = xoc_arg_new(t, "x", xoff + rows * ldx + 1, -1, 1);
+    for (size_t r = 0; r < rows; r++) {
+        size_t row = xoff + r * ldx, mid = cols / 2, last = cols - 1;
+        if (ldx > cols) xoc_set(x, row + cols, NAN);
+        switch (r % 6) {
+        case 0: xoc_set(x, row, NAN); break;
+        case 1: xoc_set(x, row + mid, NAN); break;
+        case 2: xoc_set(x, row + last, NAN); break;
+        case 3: xoc_set(x, row + last, NAN), xoc_set(x, row + mid, NAN); break;
+        case 4: xoc_set(x, row + last, 2), xoc_set(x, row + cols / 3, 2); break;
+        default: break;
+        }
+    }
+    xoc_arg *idx = xoc_arg_int(t, "idx", rows + 3, -5);
+    xoc_writes(idx);
+    xoc_upload(t);
+    xoc_desc(t, "%zux%zu ldx=%zu", rows, cols, ldx);
+    XOC_OP(t, argmax, rows, cols, x->buf, xoff, ldx, idx->buf, ioff);
+    XOC_REF(t, argmax, rows, cols, xoc_in(x, xoff), ldx, xoc_out(idx, ioff));
 }
 
 /* ---- gemm_bias_act ----------------------------------------------------------------------- */
@@ -802,8 +909,10 @@ static const xoc_row ROWS[] = {
     {"nrm2", gen_dot, run_nrm2, XOC_CLOSE, 0, 0},
     {"unary", gen_unary, run_unary, XOC_CLOSE, 0, 0},
     {"binary", gen_binary, run_binary, XOC_CLOSE, 0, 0},
+    {"binary", gen_binary_nan, run_binary, XOC_CLOSE, 0, 0},
     {"bias", gen_bias, run_bias, XOC_CLOSE, 0, 0},
     {"reduce", gen_reduce, run_reduce, XOC_CLOSE, 0, 0},
+    {"reduce", gen_reduce_nan, run_reduce, XOC_CLOSE, 0, 0},
     {"copy", gen_vec_incs, run_copy, XOC_BITS, 0, 0},
     {"fill", gen_fill, run_fill, XOC_BITS, 0, 0},
     {"axpby", gen_axpby, run_axpby, XOC_CLOSE, 0, 0},
@@ -813,12 +922,13 @@ static const xoc_row ROWS[] = {
     {"softmax", gen_softmax, run_softmax, XOC_CLOSE | XOC_FINITE, 0, 0},
     {"softmax_xent", gen_softmax_xent, run_softmax_xent, XOC_CLOSE, 0, 0},
     {"reduce_axis", gen_reduce_axis, run_reduce_axis, XOC_CLOSE, 0, 0},
+    {"reduce_axis", gen_reduce_axis_nan, run_reduce_axis, XOC_CLOSE, 0, 0},
+    {"argmax", gen_argmax, run_argmax, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 
-/* Every op kind of XO_OP_MAP has a row: a new kind without one fails here. argmax's rule
- * (an index, the first NaN or the first of equal maxima) is test_conformance_max.c's. */
+/* Every op kind of XO_OP_MAP has a row: a new kind without one fails here. */
 static void every_kind_has_a_row(void **state)
 {
     (void)state;
@@ -826,7 +936,7 @@ static void every_kind_has_a_row(void **state)
     static const char *const kinds[] = {XO_OP_MAP(XOC_KIND_NAME_)};
 #undef XOC_KIND_NAME_
     for (size_t k = 0; k < XOC_N(kinds); k++) {
-        int found = strcmp(kinds[k], "argmax") == 0;
+        int found = 0;
         for (int r = 0; r < XOC_ROWS && !found; r++) found = strcmp(ROWS[r].op, kinds[k]) == 0;
         if (!found) fail_msg("op kind \"%s\" has no row in the conformance table", kinds[k]);
     }
@@ -848,12 +958,11 @@ static int xoc_compare(const xoc_job *j, const xoc_t *t, const xoc_arg *a, const
 {
     void *raw = xot_read_all(a->buf);
     double tol = j->f64 ? (j->row->tol_d ? j->row->tol_d : XOT_TOL_D) : (j->row->tol_f ? j->row->tol_f : XOT_TOL_F);
-    int bits = (j->row->compare & XOC_BITS) != 0, finite = (j->row->compare & XOC_FINITE) != 0;
+    int bits = (j->row->compare & XOC_BITS) != 0 || a->is_int, finite = (j->row->compare & XOC_FINITE) != 0;
     size_t bad = 0, worst = 0;
     double worst_err = -1;
     for (size_t i = 0; i < a->len; i++) {
-        double got = a->esz == sizeof(double) ? ((double *)raw)[i] : (double)((float *)raw)[i];
-        double want = xoc_get(a, i), err;
+        double got = xoc_val(a, raw, i), want = xoc_get(a, i), err;
         if (bits)
             err = memcmp((char *)raw + i * a->esz, (char *)a->host + i * a->esz, a->esz) ? INFINITY : 0;
         else if (isnan(want) || isnan(got))
@@ -865,7 +974,7 @@ static int xoc_compare(const xoc_job *j, const xoc_t *t, const xoc_arg *a, const
         if (err > worst_err) worst_err = err, worst = i;
     }
     if (bad) {
-        double got = a->esz == sizeof(double) ? ((double *)raw)[worst] : (double)((float *)raw)[worst];
+        double got = xoc_val(a, raw, worst);
         print_error("FAIL %s [%s] on %s: %s[%zu] = %.17g, want %.17g (%zu of %zu elements beyond %s)\n", label,
                     t->shape, g_devname, a->name, worst, got, xoc_get(a, worst), bad, a->len,
                     bits ? "bit-exact" : finite ? "tolerance or not finite" : "tolerance");
@@ -950,7 +1059,10 @@ static int run_suite(const char *label)
             xoc_job *j = &jobs[f64 * XOC_ROWS + r];
             j->row = &ROWS[r];
             j->f64 = f64;
-            snprintf(j->name, sizeof j->name, "%s %s", ROWS[r].op, f64 ? "f64" : "f32");
+            int again = 0; /* rows before this one for the same op */
+            for (int q = 0; q < r; q++) again += strcmp(ROWS[q].op, ROWS[r].op) == 0;
+            snprintf(j->name, sizeof j->name, again ? "%s %s #%d" : "%s %s", ROWS[r].op, f64 ? "f64" : "f32",
+                     again + 1);
             tests[nt++] = (struct CMUnitTest){.name = j->name, .test_func = xoc_run_job, .initial_state = j};
         }
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(conformance_zero_sizes); /* test_conformance_zero.c */
@@ -958,7 +1070,7 @@ static int run_suite(const char *label)
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(conformance_disjoint_same_buffer);
     g_cases = 0;
     int failed = _cmocka_run_group_tests(label, tests, (size_t)nt, NULL, NULL);
-    printf("%s: %zu cases of %d ops checked against the reference\n", label, g_cases, XOC_ROWS);
+    printf("%s: %zu cases in %d rows checked against the reference\n", label, g_cases, XOC_ROWS);
     failed += conformance_max(label);      /* test_conformance_max.c */
     return failed + conformance_map(label); /* test_conformance_map.c */
 }
