@@ -84,7 +84,7 @@ static void max_operands(size_t n, double *a, double *b, double *want, uint64_t 
 
 /* A plan of max(a, b) -> c, -c -> c (a fused chain where the device has a chain runner),
  * then reduce MAX of c and of a: NaN in both results, c = -max(a, b) under the rule. */
-static void test_plan_max_nan(void **state)
+void conformance_max_plan(void **state)
 {
     (void)state;
     const size_t n = 4096;
@@ -159,7 +159,7 @@ static double *argmax_matrix(size_t rows, size_t cols, size_t ldx, size_t x_off,
 /* The references the conformance table holds every device to follow the rule themselves:
  * NaN wherever it stands, else the plain maximum; argmax's first NaN, else its first of
  * equal maxima. */
-static void test_references_follow_the_rule(void **state)
+void conformance_max_references(void **state)
 {
     (void)state;
     double x[7] = {0.5, -1, 3, 0.25, 3, -2, 1}, y[7];
@@ -195,7 +195,7 @@ static void test_references_follow_the_rule(void **state)
 }
 
 /* argmax recorded in a plan, after an op that writes its input on the same device. */
-static void test_argmax_plan(void **state)
+void conformance_argmax_plan(void **state)
 {
     (void)state;
     const size_t rows = 64, cols = 10;
@@ -225,16 +225,4 @@ static void test_argmax_plan(void **state)
         xo_buffer_destroy(y);
         xo_buffer_destroy(idx);
     }
-}
-
-int conformance_max(const char *label)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_references_follow_the_rule),
-        cmocka_unit_test(test_plan_max_nan),
-        cmocka_unit_test(test_argmax_plan),
-    };
-    char name[300];
-    snprintf(name, sizeof name, "%s, max and argmax", label);
-    return _cmocka_run_group_tests(name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }
