@@ -8,7 +8,7 @@ xo_add_test(test_opencl_cache SOURCES test_opencl_cache.c LIBS xo_testutil m LAB
 target_include_directories(test_opencl_cache PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)
 
 # Error translation: every cl_int / CLBlastStatusCode has a name and a status.
-xo_add_test(test_opencl_status SOURCES test_opencl_status.c LIBS OpenCL::OpenCL crossover::clblast LABELS opencl)
+xo_add_test(test_opencl_status SOURCES test_opencl_status.c LIBS xo_testutil m OpenCL::OpenCL crossover::clblast LABELS opencl)
 target_include_directories(test_opencl_status PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl
                            ${PROJECT_SOURCE_DIR}/core/include)
 target_compile_definitions(test_opencl_status PRIVATE CL_TARGET_OPENCL_VERSION=120)
