@@ -438,10 +438,7 @@ static void plan_faults(void **state)
     assert_int_equal(s0.ops + s1.ops, 10);
     assert_true(s0.ops >= 1);
     xot_twin_compare(&p, &e, XO_F32, 0, "faulted plan");
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 int main(void)

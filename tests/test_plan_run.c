@@ -46,10 +46,7 @@ static void plan_cpu_segment(void **state)
     xot_twin e, p;
     xot_twin_make(ctx, &e, XO_F32, 3, 0);
     xot_twin_make(ctx, &p, XO_F32, 3, 0);
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(sequence(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_plan *plan = xot_plan_capture(ctx, sequence, p.b);
     assert_int_equal(plan->nsegs, 1); /* five CPU ops, one segment */
     assert_int_equal(plan->segs[0].len, 5);
     assert_int_equal(plan->steps[0].seg, 1);
@@ -83,10 +80,7 @@ static void plan_cpu_segment(void **state)
         assert_int_equal(xo__valid(p.b[3]), 1u);
         xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A recorded write or an op on another device ends a segment; XO_PLAN=eager takes none. */
@@ -142,10 +136,7 @@ static void plan_replaced_after_fault(void **state)
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 8, &mock, &e, &p);
     ctx->forced = mock;
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(sequence(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_plan *plan = xot_plan_capture(ctx, sequence, p.b);
     char text[2048];
     xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
     assert_true(xot_contains(text, "on 2 (mock)") || xot_contains(text, "(mock)"));
@@ -173,10 +164,7 @@ static void plan_replaced_after_fault(void **state)
     s1 = xot_plan_stats(ctx, mock);
     assert_int_equal(s1.fallbacks, 10);
     assert_int_equal(plan->replaced, 3);
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A gemm with its epilogue (bias, tanh: one gemm_bias_act) on a device that fails: placed
@@ -197,10 +185,7 @@ static void plan_epilogue_replaced(void **state)
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 11, &mock, &e, &p);
     ctx->forced = mock;
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(epilogue_step(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_plan *plan = xot_plan_capture(ctx, epilogue_step, p.b);
     char text[2048];
     xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
     assert_true(xot_contains(text, "sgemm+sbias+sunary")); /* one gemm_bias_act */
@@ -213,10 +198,7 @@ static void plan_epilogue_replaced(void **state)
         xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
     assert_int_equal(plan->replaced, 3);
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A step whose recorded read is of a buffer computed fresh each run from a recorded
@@ -277,10 +259,7 @@ static void plan_read_fails(void **state)
     char text[2048];
     xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
     assert_false(xot_contains(text, "(mock)"));
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 int main(void)
