@@ -152,14 +152,7 @@ static void to_chain(const tstep *t, int nsteps, size_t n, xo_chain_step *cs, xo
     *c = (xo_chain){.dtype = g_dt, .n = n, .nsteps = nsteps, .steps = cs};
 }
 
-/* XO_FN_* for xo_formulas.h in the precision of the argument. */
-#define XO_FN_EXP(x) _Generic((x), float: expf, default: exp)(x)
-#define XO_FN_TANH(x) _Generic((x), float: tanhf, default: tanh)(x)
-#define XO_FN_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
-#define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
-#define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
-#define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
-#include "../plugins/common/xo_formulas.h"
+#include "xo_test_formulas.h"
 
 #define REF_UNARY_(NAME, ...) case XO_##NAME: return XO_F_##NAME(x);
 #define REF_BINARY_(NAME) case XO_##NAME: return XO_F_##NAME(x, y);
