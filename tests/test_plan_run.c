@@ -126,6 +126,26 @@ static xo_context *faulty_context(const char *faults, uint64_t seed, int *mock, 
     return ctx;
 }
 
+/* 1 when the plan's description shows `what`. */
+static int plan_shows(const xo_plan *plan, const char *what)
+{
+    char text[2048];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    return xot_contains(text, what);
+}
+
+/* The plan of `step` captured with the mock forced (then no device forced), its
+ * description showing `shows`. */
+static xo_plan *captured_on_mock(xo_context *ctx, int mock, xot_plan_step step, xo_buffer *const b[4],
+                                 const char *shows)
+{
+    ctx->forced = mock;
+    xo_plan *plan = xot_plan_capture(ctx, step, b);
+    assert_true(plan_shows(plan, shows));
+    ctx->forced = 0;
+    return plan;
+}
+
 /* A device that fails during a run: the op completes elsewhere (data intact) and the plan
  * is placed again without that device, so later runs neither fail over op by op nor
  * change their results. */
@@ -135,12 +155,7 @@ static void plan_replaced_after_fault(void **state)
     int mock;
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 8, &mock, &e, &p);
-    ctx->forced = mock;
-    xo_plan *plan = xot_plan_capture(ctx, sequence, p.b);
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_true(xot_contains(text, "on 2 (mock)") || xot_contains(text, "(mock)"));
-    ctx->forced = 0;
+    xo_plan *plan = captured_on_mock(ctx, mock, sequence, p.b, "(mock)");
     xot_assert_ok(xo_stats_reset(ctx));
     for (int run = 0; run < 3; run++) {
         xot_assert_ok(sequence(ctx, e.b));
@@ -152,8 +167,7 @@ static void plan_replaced_after_fault(void **state)
     assert_int_equal(s1.ops, 0);
     assert_int_equal(s0.ops, 30);      /* the plan's 3 x 5 and the eager twin's 3 x 5 */
     assert_int_equal(plan->replaced, 1);
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_false(xot_contains(text, "(mock)"));
+    assert_false(plan_shows(plan, "(mock)"));
     /* After 16 runs the mock gets another chance: run 17 places it back, run 18 fails
      * there and leaves it out for 32 runs. */
     for (int run = 3; run < 20; run++) {
@@ -184,12 +198,7 @@ static void plan_epilogue_replaced(void **state)
     int mock;
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 11, &mock, &e, &p);
-    ctx->forced = mock;
-    xo_plan *plan = xot_plan_capture(ctx, epilogue_step, p.b);
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_true(xot_contains(text, "sgemm+sbias+sunary")); /* one gemm_bias_act */
-    ctx->forced = 0;
+    xo_plan *plan = captured_on_mock(ctx, mock, epilogue_step, p.b, "sgemm+sbias+sunary"); /* one gemm_bias_act */
     for (int run = 0; run < 20; run++) { /* re-placed after run 1, retried at 17, again at 18 */
         xot_assert_ok(epilogue_step(ctx, e.b));
         xot_assert_ok(xo_plan_run(plan));
@@ -256,9 +265,7 @@ static void plan_read_fails(void **state)
             xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
     assert_int_equal(plan->replaced, 1);
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_false(xot_contains(text, "(mock)"));
+    assert_false(plan_shows(plan, "(mock)"));
     xot_plan_finish(ctx, plan, &e, &p);
 }
 
