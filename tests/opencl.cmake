@@ -19,7 +19,7 @@ file(MAKE_DIRECTORY ${_xo_no_icd_dir})
 xo_add_test(test_opencl_noplatform SOURCES test_opencl_noplatform.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off OCL_ICD_VENDORS=${_xo_no_icd_dir} OCL_ICD_FILENAMES=)
 
-# The plugin's own paths for the 0.3 ops: gemm_bias_act with alpha == 0 runs no product
+# The plugin's own paths for the neural-network ops: gemm_bias_act with alpha == 0 runs no product
 # (NaN/Inf in A, B, and in C where beta == 0, never reach C); copy and fill move bits.
 xo_add_test(test_opencl_nn SOURCES test_opencl_nn.c LIBS xo_testutil m LABELS opencl ENV XO_CALIBRATE=off)
 

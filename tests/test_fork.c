@@ -1,4 +1,4 @@
-/* fork() (issue 22, item 5). Each case forks a child that works with crossover under
+/* fork() around crossover. Each case forks a child that works with crossover under
  * alarm(): a hang is killed by SIGALRM and fails the case instead of hanging the suite.
  *  - a context inherited by the child runs ops big enough for the CPU pool, and is
  *    destroyed there (the pool's threads are the parent's);

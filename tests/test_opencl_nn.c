@@ -1,4 +1,4 @@
-/* The OpenCL plugin's own paths for the 0.3 ops that the conformance suite does not
+/* The OpenCL plugin's own paths for the neural-network ops that the conformance suite does not
  * reach:
  *   - gemm_bias_act with alpha == 0 runs no product: NaN and Inf in A and B never reach
  *     C, and with beta == 0 neither does NaN in C (C = act(bias));

@@ -1,4 +1,4 @@
-/* Plans (CONTRACT.md "Additions in 0.4"): capture and replay. Every result is checked
+/* Plans: capture and replay. Every result is checked
  * against the same calls issued eagerly on twin buffers; the mock plugin (mock_plugin.h)
  * is the last device. Placement and fusion: test_plan_place.c. */
 #include "xo_test.h"

@@ -1,4 +1,4 @@
-/* Auto you can trust (issue 21): what feeds the model is checked before it is believed.
+/* Auto you can trust: what feeds the model is checked before it is believed.
  * - a cached profile measured on a busy machine (runs that disagreed, a gemm curve that
  *   collapses) is not final: the next context measures it again, and after
  *   XO_UNTRUSTED_MAX untrustworthy measurements in a row the last is kept;

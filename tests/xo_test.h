@@ -52,7 +52,7 @@ XOT_REF_DECL(float, s)
 XOT_REF_DECL(double, d)
 #undef XOT_REF_DECL
 
-/* The 0.3 ops and softmax_xent (0.4). softmax, reduce_axis, bias and softmax_xent are
+/* The neural-network ops. softmax, reduce_axis, bias and softmax_xent are
  * row-major; gemm_bias_act's bias may be NULL; softmax's y may be x; softmax_xent's
  * grad may be NULL (loss only). */
 #define XOT_REF_NN_DECL(T, p)                                                                  \
