@@ -264,6 +264,40 @@ static size_t gen_gemm(xoc_shape *out)
     return c;
 }
 
+/* Small products (the CPU's own kernels, plugins/cpu/cpu_small.c, and OpenBLAS beside
+ * them): random shapes with m, n or k = 1, narrow and wide C, short and long k, every
+ * layout and transpose, beta = 0 over NaN in C and beta != 0. */
+static size_t gen_gemm_small(xoc_shape *out)
+{
+    static const size_t sides[] = {1, 2, 3, 7, 8, 16, 17, 31, 32, 33, 100};
+    uint64_t r = 0x9e3779b97f4a7c15u;
+    size_t c = 0;
+    for (int t = 0; t < 96; t++) {
+        size_t d[3];
+        for (int q = 0; q < 3; q++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            d[q] = sides[(r >> 33) % XOC_N(sides)];
+        }
+        if (t % 3 == 0) d[t / 3 % 3] = 1; /* m, n or k = 1 in turn */
+        int nan_c = t % 2;
+        xoc_push(out, &c, gemm_shape(t / 2 % 2, t / 4 % 2, t / 8 % 2, d[0], d[1], d[2], 1.25, nan_c ? 0 : 0.5, nan_c));
+    }
+    return c;
+}
+
+/* The neural ODE's shapes, forward and backward (m, n, k, transposes), C NaN under beta = 0. */
+static size_t gen_gemm_ode(xoc_shape *out)
+{
+    static const size_t ode[][5] = {{16, 3, 100, 0, 0}, {100, 3, 16, 0, 0}, {1, 100, 3, 0, 0},
+                                    {16, 100, 3, 0, 0}, {1, 3, 100, 0, 0},  {16, 100, 3, 0, 1},
+                                    {100, 3, 16, 1, 0}, {3, 100, 16, 1, 0}, {1, 3, 100, 1, 0}};
+    size_t c = 0;
+    for (size_t i = 0; i < XOC_N(ode); i++)
+        for (int l = 0; l < 2; l++)
+            xoc_push(out, &c, gemm_shape(l, (int)ode[i][3], (int)ode[i][4], ode[i][0], ode[i][1], ode[i][2], 1, 0, 1));
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -893,6 +927,8 @@ static size_t gen_gemm_bias_act(xoc_shape *out)
 
 static const xoc_row ROWS[] = {
     {"gemm", gen_gemm, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_small, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_ode, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
     {"scal", gen_scal, run_scal, XOC_CLOSE, 0, 0},
