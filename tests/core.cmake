@@ -7,12 +7,13 @@ target_compile_definitions(xo_testutil PRIVATE _GNU_SOURCE)
 target_link_libraries(xo_testutil PUBLIC crossover ${XO_CMOCKA} m)
 xo_target_warnings(xo_testutil)
 
-# One conformance suite, every device (test_conformance_nn.c: the 0.3 ops, same runs).
+# One conformance suite, every device: a table of ops against their references
+# (test_conformance.c) and the rules beside it (_zero.c, _max.c, _map.c).
 # The executable takes a device argument
 # (cpu, opencl, cuda, auto; none: every device) and exits 77 when that device is absent.
 # It is a target of its own so other fragments register it too (tests/cuda.cmake:
 # EXE test_conformance ARGS cuda).
-add_executable(test_conformance test_conformance.c test_conformance_zero.c test_conformance_nn.c
+add_executable(test_conformance test_conformance.c test_conformance_zero.c
   test_conformance_max.c test_conformance_map.c)
 target_compile_definitions(test_conformance PRIVATE _GNU_SOURCE)
 target_link_libraries(test_conformance PRIVATE xo_testutil crossover ${XO_CMOCKA} m)

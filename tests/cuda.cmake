@@ -4,7 +4,7 @@
 xo_add_test(test_cuda_discovery SOURCES test_cuda_discovery.c LIBS xo_testutil m
             ENV XO_CALIBRATE=off XO_PLUGINS=cpu,cuda)
 # Runs everywhere: the embedded fatbin, the descriptor, init without a GPU, error names.
-xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c ENV XO_CALIBRATE=off)
+xo_add_test(test_cuda_kernels SOURCES test_cuda_kernels.c LIBS xo_testutil m ENV XO_CALIBRATE=off)
 target_include_directories(test_cuda_kernels PRIVATE ${PROJECT_SOURCE_DIR}/plugins/cuda)
 
 # The plugin's ops beyond cuBLAS's through its vtable (below the core), on the first CUDA device;

@@ -134,6 +134,27 @@ static void sleep_until(double t_us)
 
 /* ---- the queue ---------------------------------------------------------------- */
 
+/* The host memory behind each operand of d, for the CPU plugin to run it on. */
+static void on_host(xo_op_desc *d)
+{
+    for (int i = 0; i < d->narg; i++) {
+        d->arg[i].host = d->arg[i].mem ? d->arg[i].mem->p : NULL;
+        d->arg[i].mem = NULL;
+    }
+}
+
+/* The first failure of the queue, reported by the next finish. */
+static void keep_first_error(mock_state *s, xo_status st)
+{
+    if (st == XO_OK) return;
+    pthread_mutex_lock(&s->lock);
+    if (s->error == XO_OK) {
+        s->error = st;
+        snprintf(s->message, sizeof s->message, "%s", xo_last_error());
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void execute(mock_state *s, item *it)
 {
     double t0 = now_us(), us;
@@ -145,38 +166,15 @@ static void execute(mock_state *s, item *it)
         const xo_chain_runner *cpu = xo_plugin_cpu()->get_proc_address("xo_chain");
         us = config.launch_us;
         for (int k = 0; k < it->nsteps; k++) {
-            xo_op_desc *d = &it->chain[k].op;
-            for (int i = 0; i < d->narg; i++) {
-                d->arg[i].host = d->arg[i].mem ? d->arg[i].mem->p : NULL;
-                d->arg[i].mem = NULL;
-            }
-            us += xo_mock_op_us(d) - config.launch_us;
+            on_host(&it->chain[k].op);
+            us += xo_mock_op_us(&it->chain[k].op) - config.launch_us;
         }
         xo_chain c = {it->chain[0].op.dtype, it->chain[0].op.n, it->nsteps, it->chain};
-        xo_status st = cpu->run(s->cpu, 0, &c, 0);
-        if (st != XO_OK) {
-            pthread_mutex_lock(&s->lock);
-            if (s->error == XO_OK) {
-                s->error = st;
-                snprintf(s->message, sizeof s->message, "%s", xo_last_error());
-            }
-            pthread_mutex_unlock(&s->lock);
-        }
+        keep_first_error(s, cpu->run(s->cpu, 0, &c, 0));
     } else {
         xo_op_desc d = it->op;
-        for (int i = 0; i < d.narg; i++) {
-            d.arg[i].host = d.arg[i].mem ? d.arg[i].mem->p : NULL;
-            d.arg[i].mem = NULL;
-        }
-        xo_status st = xo_plugin_cpu()->run(s->cpu, 0, &d, 0);
-        if (st != XO_OK) {
-            pthread_mutex_lock(&s->lock);
-            if (s->error == XO_OK) {
-                s->error = st;
-                snprintf(s->message, sizeof s->message, "%s", xo_last_error());
-            }
-            pthread_mutex_unlock(&s->lock);
-        }
+        on_host(&d);
+        keep_first_error(s, xo_plugin_cpu()->run(s->cpu, 0, &d, 0));
         us = xo_mock_op_us(&it->op);
         long left = atomic_load(&slow_runs);
         if (left > 0 && atomic_compare_exchange_strong(&slow_runs, &left, left - 1))

@@ -8,7 +8,7 @@ xo_add_test(test_opencl_cache SOURCES test_opencl_cache.c LIBS xo_testutil m LAB
 target_include_directories(test_opencl_cache PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl)
 
 # Error translation: every cl_int / CLBlastStatusCode has a name and a status.
-xo_add_test(test_opencl_status SOURCES test_opencl_status.c LIBS OpenCL::OpenCL crossover::clblast LABELS opencl)
+xo_add_test(test_opencl_status SOURCES test_opencl_status.c LIBS xo_testutil m OpenCL::OpenCL crossover::clblast LABELS opencl)
 target_include_directories(test_opencl_status PRIVATE ${PROJECT_SOURCE_DIR}/plugins/opencl
                            ${PROJECT_SOURCE_DIR}/core/include)
 target_compile_definitions(test_opencl_status PRIVATE CL_TARGET_OPENCL_VERSION=120)
@@ -19,7 +19,7 @@ file(MAKE_DIRECTORY ${_xo_no_icd_dir})
 xo_add_test(test_opencl_noplatform SOURCES test_opencl_noplatform.c LIBS xo_testutil m LABELS opencl
             ENV XO_CALIBRATE=off OCL_ICD_VENDORS=${_xo_no_icd_dir} OCL_ICD_FILENAMES=)
 
-# The plugin's own paths for the 0.3 ops: gemm_bias_act with alpha == 0 runs no product
+# The plugin's own paths for the neural-network ops: gemm_bias_act with alpha == 0 runs no product
 # (NaN/Inf in A, B, and in C where beta == 0, never reach C); copy and fill move bits.
 xo_add_test(test_opencl_nn SOURCES test_opencl_nn.c LIBS xo_testutil m LABELS opencl ENV XO_CALIBRATE=off)
 

@@ -97,15 +97,8 @@ static void test_saxpy_falls_back(void **state)
 /* The child: everything OpenCL happens here (never before a fork). */
 static int child(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
-    if (xo_device_find(g_ctx, "opencl", &g_ocl) != XO_OK) {
-        printf("no OpenCL device here: skipped\n");
-        xo_context_destroy(g_ctx);
-        return XOT_EXIT_SKIP;
-    }
+    int rc = xot_main_context(&g_ctx, "opencl", &g_ocl);
+    if (rc) return rc;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_saxpy_falls_back)};
     int failed = cmocka_run_group_tests_name("allocation under RLIMIT_AS", tests, NULL, NULL);
     xo_context_destroy(g_ctx);

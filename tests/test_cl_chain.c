@@ -29,43 +29,7 @@ const xo_plugin *xo_plugin_opencl(void);
 
 /* ---- a stand-in for the core's host services -------------------------------------------- */
 
-static char g_error[512];
-static int g_fault_compile; /* the "compile" fault site fires */
-static int g_compile_asks;  /* times the plugin asked about "compile" */
-
-static void fake_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fake_log(xo_log_level level, const char *fmt, ...)
-{
-    if (level > XO_LOG_WARN || !getenv("XO_TEST_VERBOSE")) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-static xo_status fake_set_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static xo_status fake_set_error(xo_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static int fake_fault(const xo_plugin_host *self, const char *site)
-{
-    (void)self;
-    if (strcmp(site, "compile") != 0) return 0;
-    g_compile_asks++;
-    return g_fault_compile;
-}
-
-static xo_plugin_host g_host = {
-    .log = fake_log, .set_error = fake_set_error, .fault = fake_fault, .cache_dir = "", .threads = 1,
-    .plugin_name = "opencl",
-};
+static xo_plugin_host g_host; /* xo_test.c's quiet host, set in main */
 
 static const xo_plugin *g_p;
 static const xo_chain_runner *g_run;
@@ -188,14 +152,7 @@ static void to_chain(const tstep *t, int nsteps, size_t n, xo_chain_step *cs, xo
     *c = (xo_chain){.dtype = g_dt, .n = n, .nsteps = nsteps, .steps = cs};
 }
 
-/* XO_FN_* for xo_formulas.h in the precision of the argument. */
-#define XO_FN_EXP(x) _Generic((x), float: expf, default: exp)(x)
-#define XO_FN_TANH(x) _Generic((x), float: tanhf, default: tanh)(x)
-#define XO_FN_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
-#define XO_FN_RSQRT(x) (1 / XO_FN_SQRT(x))
-#define XO_FN_LOG(x) _Generic((x), float: logf, default: log)(x)
-#define XO_FN_FABS(x) _Generic((x), float: fabsf, default: fabs)(x)
-#include "../plugins/common/xo_formulas.h"
+#include "xo_test_formulas.h"
 
 #define REF_UNARY_(NAME, ...) case XO_##NAME: return XO_F_##NAME(x);
 #define REF_BINARY_(NAME) case XO_##NAME: return XO_F_##NAME(x, y);
@@ -523,14 +480,14 @@ static void test_fault_and_cache(void **state)
     to_chain(t, 2, N, cs, &c);
     xo__cl_counters c0, c1;
     xo__cl_counters_get(&c0);
-    g_fault_compile = 1;
-    g_compile_asks = 0;
+    xot_host_fail_site = "compile";
+    xot_host_fault_asks = 0;
     assert_int_equal(g_run->supports(st1, 0, &c), -1);
-    assert_int_equal(g_compile_asks, 1);
+    assert_int_equal(xot_host_fault_asks, 1);
     assert_int_equal(g_run->supports(st1, 0, &c), -1);
     assert_int_equal(g_run->run(st1, 0, &c, 1), XO_ERR_UNSUPPORTED);
-    assert_int_equal(g_compile_asks, 1);
-    g_fault_compile = 0;
+    assert_int_equal(xot_host_fault_asks, 1);
+    xot_host_fail_site = NULL;
     xo__cl_counters_get(&c1);
     assert_int_equal(c1.build_failures, c0.build_failures + 1);
     assert_int_equal(c1.builds_from_source + c1.cache_hits, c0.builds_from_source + c0.cache_hits);
@@ -678,12 +635,13 @@ static void test_descriptor(void **state)
 int main(int argc, char **argv)
 {
     (void)argc, (void)argv;
+    g_host = xot_quiet_host("opencl");
     const char *dir = getenv("XO_CACHE_DIR");
     if (dir) g_host.cache_dir = dir;
     g_p = xo_plugin_opencl();
     int n = 0;
     if (g_p->init(&g_host, &g_st, &n) != XO_OK) {
-        fprintf(stderr, "opencl init: %s\n", g_error);
+        fprintf(stderr, "opencl init: %s\n", xot_host_error);
         return 1;
     }
     if (n == 0) {

@@ -303,10 +303,7 @@ static void test_no_fallbacks(void **state)
 int main(int argc, char **argv)
 {
     const char *spec = argc > 1 ? argv[1] : "opencl";
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     xo_status st = xo_device_find(g_ctx, spec, &g_dev);
     if (st == XO_ERR_NO_DEVICE) {
         printf("no device \"%s\" here: skipped\n", spec);

@@ -1,9 +1,11 @@
-/* Conformance of every max on the device under test (test_conformance.c forces it): a
- * NaN anywhere among the elements a max folds makes the result NaN, wherever the NaN
- * stands (first, middle, last), so a result never depends on where it ran. Eagerly and
- * in a plan (whose element-wise chains are fused). argmax follows the same rule as an
- * index: the first NaN wins, else the first of equal maxima. Single and double
- * precision: host data is double (values a float holds), converted to the op's. */
+/* The NaN rule of every max where the conformance table cannot reach it: a NaN anywhere
+ * among the elements a max folds makes the result NaN, wherever it stands, so a result
+ * never depends on where it ran; argmax follows it as an index (the first NaN wins, else
+ * the first of equal maxima). The table (test_conformance.c) holds every device's eager
+ * reduce, reduce_axis, binary MAX and argmax to the references with NaN planted; here,
+ * the references themselves against the rule, and both maxima and argmax in a plan
+ * (whose element-wise chains are fused). Single and double precision: host data is
+ * double (values a float holds), converted to the op's. */
 #include "test_conformance.h"
 
 #include <math.h>
@@ -50,27 +52,9 @@ void conformance_expect(xo_buffer *b, const double *want, size_t n, int fp64, co
 }
 
 
-/* A plain max of n doubles under the rule: NaN if any is NaN. */
-static double max_of(const double *x, size_t n, size_t stride)
-{
-    double m = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        double v = x[i * stride];
-        if (isnan(v)) return NAN;
-        m = v > m ? v : m;
-    }
-    return m;
-}
-
 static xo_status reduce(int fp64, size_t n, xo_buffer *x, size_t xo, xo_buffer *o, size_t oo)
 {
     return fp64 ? xo_dreduce(g_ctx, XO_MAX_ELEMENT, n, x, xo, o, oo) : xo_sreduce(g_ctx, XO_MAX_ELEMENT, n, x, xo, o, oo);
-}
-
-static xo_status reduce_axis(int fp64, size_t rows, size_t cols, xo_buffer *x, size_t ldx, int axis, xo_buffer *o)
-{
-    return fp64 ? xo_dreduce_axis(g_ctx, XO_MAX_ELEMENT, rows, cols, x, 0, ldx, axis, o, 0)
-                : xo_sreduce_axis(g_ctx, XO_MAX_ELEMENT, rows, cols, x, 0, ldx, axis, o, 0);
 }
 
 static xo_status binary_max(int fp64, size_t n, xo_buffer *a, xo_buffer *b, xo_buffer *c)
@@ -81,73 +65,6 @@ static xo_status binary_max(int fp64, size_t n, xo_buffer *a, xo_buffer *b, xo_b
 static void fill(double *h, size_t n, uint64_t seed)
 {
     xot_fill_d(h, n, seed, -1, 1);
-}
-
-/* ---- reduce ----------------------------------------------------------------------- */
-
-static void test_reduce_max_nan(void **state)
-{
-    (void)state;
-    static const size_t ns[] = {1, 2, 7, 130, 1000, 4099, 300001};
-    for (int fp64 = 0; fp64 <= g_fp64; fp64++)
-        for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
-            for (int where = 0; where < 4; where++) { /* NaN first, middle, last; none */
-                size_t n = ns[s], off = 2, len = off + n + 1;
-                double *h = malloc(len * sizeof(double));
-                assert_non_null(h);
-                fill(h, len, 7000 + 10 * s + (uint64_t)where);
-                h[off + n / 3] = 5; /* a max before or after the NaN */
-                size_t pos = where == 0 ? 0 : where == 1 ? n / 2 : n - 1;
-                if (where < 3) h[off + pos] = NAN;
-                h[off - 1] = h[off + n] = NAN; /* beside the range: never read */
-                if (where == 3) h[off - 1] = h[off + n] = 9;
-                xo_buffer *x = conformance_make(h, len, fp64), *o = conformance_make(h, 1, fp64);
-                char what[80];
-                snprintf(what, sizeof what, "reduce MAX_ELEMENT n=%zu NaN at %s", n,
-                         where == 0 ? "first" : where == 1 ? "middle" : where == 2 ? "last" : "none");
-                xot_assert_ok(reduce(fp64, n, x, off, o, 0));
-                check_decision(fp64 ? "d" : "s", "reduce");
-                double want = where < 3 ? NAN : max_of(h + off, n, 1);
-                conformance_expect(o, &want, 1, fp64, what);
-                free(h);
-                xo_buffer_destroy(x);
-                xo_buffer_destroy(o);
-            }
-}
-
-/* ---- reduce_axis: result r has its NaN first, middle or last (r % 4), or none --------- */
-
-static void test_reduce_axis_max_nan(void **state)
-{
-    (void)state;
-    static const size_t dims[][2] = {{1, 1}, {3, 5}, {130, 7}, {7, 130}, {64, 300}};
-    for (int fp64 = 0; fp64 <= g_fp64; fp64++)
-        for (size_t s = 0; s < sizeof dims / sizeof dims[0]; s++)
-            for (int axis = 0; axis <= 1; axis++) {
-                size_t rows = dims[s][0], cols = dims[s][1], ldx = cols + 1, len = rows * ldx;
-                size_t results = axis == 0 ? cols : rows, over = axis == 0 ? rows : cols;
-                size_t rs = axis == 0 ? 1 : ldx, es = axis == 0 ? ldx : 1; /* result r, element e */
-                double *h = malloc(len * sizeof(double)), *want = malloc(results * sizeof(double));
-                assert_non_null(h);
-                assert_non_null(want);
-                fill(h, len, 7100 + 2 * s + (uint64_t)axis);
-                for (size_t i = 0; i < rows; i++) h[i * ldx + cols] = NAN; /* padding: never read */
-                for (size_t r = 0; r < results; r++) {
-                    size_t k = (r + s) % 4, e = k == 0 ? 0 : k == 1 ? over / 2 : over - 1;
-                    if (k < 3) h[r * rs + e * es] = NAN;
-                    want[r] = max_of(h + r * rs, over, es);
-                }
-                xo_buffer *x = conformance_make(h, len, fp64), *o = conformance_make(h, results, fp64);
-                char what[80];
-                snprintf(what, sizeof what, "reduce_axis MAX_ELEMENT %zux%zu axis=%d", rows, cols, axis);
-                xot_assert_ok(reduce_axis(fp64, rows, cols, x, ldx, axis, o));
-                check_decision(fp64 ? "d" : "s", "reduce_axis");
-                conformance_expect(o, want, results, fp64, what);
-                free(h);
-                free(want);
-                xo_buffer_destroy(x);
-                xo_buffer_destroy(o);
-            }
 }
 
 /* ---- element-wise max, and both in a plan ------------------------------------------- */
@@ -165,37 +82,9 @@ static void max_operands(size_t n, double *a, double *b, double *want, uint64_t 
     }
 }
 
-static void test_binary_max_nan(void **state)
-{
-    (void)state;
-    static const size_t ns[] = {1, 3, 37, 5000};
-    for (int fp64 = 0; fp64 <= g_fp64; fp64++)
-        for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++) {
-            size_t n = ns[s] < 3 ? 3 : ns[s];
-            double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double)), *want = malloc(n * sizeof(double));
-            assert_non_null(a);
-            assert_non_null(b);
-            assert_non_null(want);
-            max_operands(n, a, b, want, 7200 + s);
-            xo_buffer *ba = conformance_make(a, n, fp64), *bb = conformance_make(b, n, fp64);
-            xo_buffer *bc = conformance_make(a, n, fp64);
-            char what[80];
-            snprintf(what, sizeof what, "binary MAX n=%zu", n);
-            xot_assert_ok(binary_max(fp64, n, ba, bb, bc));
-            check_decision(fp64 ? "d" : "s", "binary");
-            conformance_expect(bc, want, n, fp64, what);
-            free(a);
-            free(b);
-            free(want);
-            xo_buffer_destroy(ba);
-            xo_buffer_destroy(bb);
-            xo_buffer_destroy(bc);
-        }
-}
-
 /* A plan of max(a, b) -> c, -c -> c (a fused chain where the device has a chain runner),
  * then reduce MAX of c and of a: NaN in both results, c = -max(a, b) under the rule. */
-static void test_plan_max_nan(void **state)
+void conformance_max_plan(void **state)
 {
     (void)state;
     const size_t n = 4096;
@@ -267,46 +156,46 @@ static double *argmax_matrix(size_t rows, size_t cols, size_t ldx, size_t x_off,
     return h;
 }
 
-static void test_argmax(void **state)
+/* The references the conformance table holds every device to follow the rule themselves:
+ * NaN wherever it stands, else the plain maximum; argmax's first NaN, else its first of
+ * equal maxima. */
+void conformance_max_references(void **state)
 {
     (void)state;
-    static const size_t dims[][2] = {{1, 1}, {1, 2}, {6, 3}, {13, 37}, {40, 300}, {12, 5000}, {300, 7}};
-    for (int fp64 = 0; fp64 <= g_fp64; fp64++)
-        for (size_t s = 0; s < sizeof dims / sizeof dims[0]; s++)
-            for (size_t pad = 0; pad <= 2; pad += 2) {
-                size_t rows = dims[s][0], cols = dims[s][1], ldx = cols + pad, x_off = 3, i_off = 2;
-                size_t len = x_off + rows * ldx + 1;
-                double *h = argmax_matrix(rows, cols, ldx, x_off, len, 7400 + s);
-                int32_t *want = malloc((rows + 3) * sizeof(int32_t)), *init = malloc((rows + 3) * sizeof(int32_t));
-                assert_non_null(want);
-                assert_non_null(init);
-                for (size_t i = 0; i < rows + 3; i++) want[i] = init[i] = -5;
-                xot_ref_dargmax(rows, cols, h + x_off, ldx, want + i_off);
-                xo_buffer *x = conformance_make(h, len, fp64), *idx = xot_buffer(g_ctx, init, (rows + 3) * sizeof(int32_t));
-                char what[80];
-                snprintf(what, sizeof what, "%cargmax %zux%zu ldx=%zu", fp64 ? 'd' : 's', rows, cols, ldx);
-                xot_assert_ok(argmax(fp64, rows, cols, x, x_off, ldx, idx, i_off));
-                check_decision(fp64 ? "d" : "s", "argmax");
-                int32_t *got = xot_read_all(idx);
-                for (size_t i = 0; i < rows + 3; i++)
-                    if (got[i] != want[i]) {
-                        print_error("%s: idx[%zu] is %d, want %d\n", what, i, (int)got[i], (int)want[i]);
-                        fail();
-                    }
-                /* the rule itself, not only the reference: row 0's NaN is at column 0 */
-                if (rows > 0) assert_int_equal(got[i_off], 0);
-                if (rows > 4 && cols > 2) assert_int_equal(got[i_off + 4], (int32_t)(cols / 3));
-                free(got);
-                free(want);
-                free(init);
-                free(h);
-                xo_buffer_destroy(x);
-                xo_buffer_destroy(idx);
-            }
+    double x[7] = {0.5, -1, 3, 0.25, 3, -2, 1}, y[7];
+    assert_true(xot_ref_dreduce(XO_MAX_ELEMENT, 7, x) == 3);
+    for (size_t at = 0; at < 7; at += 3) { /* first, middle, last */
+        memcpy(y, x, sizeof y);
+        y[at] = NAN;
+        assert_true(isnan(xot_ref_dreduce(XO_MAX_ELEMENT, 7, y)));
+        assert_true(isnan(xot_ref_sreduce(XO_MAX_ELEMENT, 1, (float[]){NAN})));
+        double out[2];
+        xot_ref_dreduce_axis(XO_MAX_ELEMENT, 1, 7, y, 7, 1, out);
+        assert_true(isnan(out[0]));
+        xot_ref_dreduce_axis(XO_MAX_ELEMENT, 7, 1, y, 1, 0, out);
+        assert_true(isnan(out[0]));
+        double c[7];
+        xot_ref_dbinary(XO_MAX, 7, x, y, c);
+        assert_true(isnan(c[at]) && c[(at + 1) % 7] == x[(at + 1) % 7]);
+        xot_ref_dbinary(XO_MAX, 7, y, x, c);
+        assert_true(isnan(c[at]));
+    }
+    size_t rows = 12, cols = 9;
+    double *h = argmax_matrix(rows, cols, cols + 1, 0, rows * (cols + 1), 7400);
+    int32_t idx[12];
+    xot_ref_dargmax(rows, cols, h, cols + 1, idx);
+    for (size_t r = 0; r < rows; r += 6) { /* r % 6: NaN first, middle, last, middle and last, a tie */
+        assert_int_equal(idx[r], 0);
+        assert_int_equal(idx[r + 1], (int32_t)(cols / 2));
+        assert_int_equal(idx[r + 2], (int32_t)(cols - 1));
+        assert_int_equal(idx[r + 3], (int32_t)(cols / 2));
+        assert_int_equal(idx[r + 4], (int32_t)(cols / 3));
+    }
+    free(h);
 }
 
 /* argmax recorded in a plan, after an op that writes its input on the same device. */
-static void test_argmax_plan(void **state)
+void conformance_argmax_plan(void **state)
 {
     (void)state;
     const size_t rows = 64, cols = 10;
@@ -336,19 +225,4 @@ static void test_argmax_plan(void **state)
         xo_buffer_destroy(y);
         xo_buffer_destroy(idx);
     }
-}
-
-int conformance_max(const char *label)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_max_nan),
-        cmocka_unit_test(test_reduce_axis_max_nan),
-        cmocka_unit_test(test_binary_max_nan),
-        cmocka_unit_test(test_plan_max_nan),
-        cmocka_unit_test(test_argmax),
-        cmocka_unit_test(test_argmax_plan),
-    };
-    char name[300];
-    snprintf(name, sizeof name, "%s, max and argmax", label);
-    return _cmocka_run_group_tests(name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }

@@ -101,6 +101,69 @@ void conformance_zero_sizes(void **state)
     xo_buffer_destroy(dout);
 }
 
+/* Zero sizes and empty axes of copy, fill, axpby, ger, binary_scalar, scale_by, softmax,
+ * reduce_axis and gemm_bias_act. */
+void conformance_zero_sizes_nn(void **state)
+{
+    (void)state;
+    float init[16], got[16], want[16];
+    for (int i = 0; i < 16; i++) init[i] = (float)(i + 1);
+    xo_buffer *x = xot_buffer(g_ctx, init, sizeof init);
+    xo_buffer *o = xot_buffer(g_ctx, init, sizeof init);
+
+    /* reduce_axis XO_SUM over an empty axis writes zeros: axis 0 with rows = 0 (3
+     * results), axis 1 with cols = 0 (2 results), at out_off 4. */
+    for (int axis = 0; axis <= 1; axis++) {
+        xot_assert_ok(xo_buffer_write(o, 0, init, sizeof init));
+        xot_assert_ok(xo_sreduce_axis(g_ctx, XO_SUM, axis == 0 ? 0 : 2, axis == 0 ? 3 : 0, x, 0, 3, axis, o, 4));
+        memcpy(want, init, sizeof want);
+        for (int i = 0; i < (axis == 0 ? 3 : 2); i++) want[4 + i] = 0;
+        xot_assert_ok(xo_buffer_read(o, 0, got, sizeof got));
+        xot_assert_close_f(got, want, 16, axis == 0 ? "reduce_axis SUM rows=0" : "reduce_axis SUM cols=0");
+        xot_assert_status(xo_sreduce_axis(g_ctx, XO_MAX_ELEMENT, axis == 0 ? 0 : 2, axis == 0 ? 3 : 0, x, 0, 3,
+                                          axis, o, 4), XO_ERR_INVALID_ARGUMENT);
+    }
+    /* gemm_bias_act with k = 0: C = act(beta C + bias) (2x3 row-major, ldc 4). */
+    xot_assert_ok(xo_buffer_write(o, 0, init, sizeof init));
+    xot_assert_ok(xo_sgemm_bias_act(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 3, 0, 1.0f, x, 0, 1, x, 0, 3,
+                                    0.5f, o, 0, 4, x, 10, XO_NEG));
+    memcpy(want, init, sizeof want);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) want[i * 4 + j] = -(0.5f * init[i * 4 + j] + init[10 + j]);
+    xot_assert_ok(xo_buffer_read(o, 0, got, sizeof got));
+    xot_assert_close_f(got, want, 16, "gemm_bias_act k=0");
+
+    /* Everything else with nothing to do: XO_OK, no buffer changes, decision unchanged. */
+    xot_assert_ok(xo_sscal(g_ctx, 1, 1.0f, o, 15, 1)); /* a known last decision */
+    xo_decision before, now;
+    xot_assert_ok(xo_last_decision(g_ctx, &before));
+    xo_buffer *all[] = {x, o};
+    xot_snap snap;
+    xot_snap_take(&snap, all, 2);
+    xot_assert_ok(xo_scopy(g_ctx, 0, x, 0, 1, o, 0, 1));
+    xot_assert_ok(xo_scopy(g_ctx, 5, o, 2, 3, o, 2, 3)); /* y exactly x */
+    xot_assert_ok(xo_sfill(g_ctx, 0, 1.0f, o, 0, 1));
+    xot_assert_ok(xo_saxpby(g_ctx, 0, 1.0f, x, 0, 1, 0.0f, o, 0, 1));
+    xot_assert_ok(xo_sger(g_ctx, XO_ROW_MAJOR, 0, 3, 1.0f, x, 0, 1, x, 0, 1, o, 0, 3));
+    xot_assert_ok(xo_sger(g_ctx, XO_COL_MAJOR, 3, 4, 0.0f, x, 0, 1, x, 0, 1, o, 0, 3)); /* alpha 0 */
+    xot_assert_ok(xo_sbinary_scalar(g_ctx, XO_ADD, 0, x, 0, 1.0f, o, 0));
+    xot_assert_ok(xo_sscale_by(g_ctx, 0, x, 0, o, 0, 1));
+    xot_assert_ok(xo_ssoftmax(g_ctx, XO_SOFTMAX, 0, 3, x, 0, 3, o, 0, 3));
+    xot_assert_ok(xo_ssoftmax(g_ctx, XO_LOG_SOFTMAX, 3, 0, x, 0, 1, o, 0, 1));
+    xot_assert_ok(xo_sreduce_axis(g_ctx, XO_MAX_ELEMENT, 3, 0, x, 0, 1, 0, o, 0)); /* no results */
+    xot_assert_ok(xo_sreduce_axis(g_ctx, XO_SUM, 0, 3, x, 0, 3, 1, o, 0));
+    xot_assert_ok(xo_sgemm_bias_act(g_ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 0, 3, 2, 1.0f, x, 0, 2, x, 0, 3,
+                                    0.0f, o, 0, 3, NULL, 0, XO_TANH));
+    xot_assert_ok(xo_sunary(g_ctx, XO_SQRT, 0, x, 0, o, 0));
+    xot_assert_ok(xo_last_decision(g_ctx, &now));
+    assert_string_equal(now.op, before.op);
+    assert_int_equal(now.device, before.device);
+    assert_int_equal(xot_snap_changed(&snap), -1);
+    xot_snap_free(&snap);
+    xo_buffer_destroy(x);
+    xo_buffer_destroy(o);
+}
+
 /* Two operands in one buffer that do not overlap are fine (axpy, binary). */
 void conformance_disjoint_same_buffer(void **state)
 {

@@ -1,4 +1,4 @@
-/* Contexts created and destroyed over and over (issue 22, items 1 and 2), on OpenCL
+/* Contexts created and destroyed over and over, from several threads at once, on OpenCL
  * (skipped, exit 77, without an OpenCL device):
  *  - four threads each create and destroy a context 20 times at once, then the same
  *    with ops forced onto OpenCL and checked in between (the platform's setup raced

@@ -489,9 +489,8 @@ static void test_no_graph_entries(void **state)
 static int setup(void **state)
 {
     (void)state;
-    int ndev = 0;
     g_p = xo_plugin_cuda();
-    return g_p->init(&k_host, &g_st, &ndev) == XO_OK && ndev > 0 ? 0 : -1;
+    return xot_plugin_open(g_p, &k_host, &g_st);
 }
 
 static int teardown(void **state)
@@ -504,13 +503,8 @@ static int teardown(void **state)
 int main(int argc, char **argv)
 {
     k_host = xot_quiet_host("cuda");
-    int ndev = 0;
-    void *st = NULL;
-    if (xo_plugin_cuda()->init(&k_host, &st, &ndev) != XO_OK || ndev == 0) {
-        printf("no CUDA device (real or stand-in) here: skipped\n");
-        return 77;
-    }
-    xo_plugin_cuda()->shutdown(st);
+    int skip = xot_plugin_skip_without(xo_plugin_cuda(), &k_host, "CUDA device (real or stand-in)");
+    if (skip) return skip;
     if (argc > 1 && strcmp(argv[1], "nographs") == 0) {
         const struct CMUnitTest tests[] = {cmocka_unit_test(test_no_graph_entries)};
         return cmocka_run_group_tests(tests, setup, teardown);

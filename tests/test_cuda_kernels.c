@@ -15,47 +15,10 @@
 #include <cmocka.h>
 
 #include "cuda_internal.h"
+#include "xo_test.h"
 
-/* ---- a stand-in for the core's host services ---------------------------------------- */
-
-static char g_last_error[512];
-static int g_errors_logged;
-static int g_fault_calls;
-
-static void fake_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fake_log(xo_log_level level, const char *fmt, ...)
-{
-    if (level <= XO_LOG_WARN) g_errors_logged++;
-    (void)fmt;
-}
-
-static xo_status fake_set_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static xo_status fake_set_error(xo_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static int fake_fault(const xo_plugin_host *self, const char *site)
-{
-    (void)self;
-    (void)site;
-    g_fault_calls++;
-    return 0;
-}
-
-static const xo_plugin_host k_host = {
-    .log = fake_log,
-    .set_error = fake_set_error,
-    .fault = fake_fault,
-    .cache_dir = "",
-    .threads = 1,
-    .core = NULL,
-    .plugin_name = "cuda",
-};
+/* The core's host services: xo_test.c's quiet host (set in main). */
+static xo_plugin_host k_host;
 
 /* ---- the embedded kernels -------------------------------------------------------------- */
 
@@ -122,14 +85,14 @@ static void test_init_without_gpu(void **state)
 
     void *st = (void *)&st; /* init must overwrite it */
     int n = -1;
-    g_errors_logged = 0;
-    g_fault_calls = 0;
+    xot_host_warnings = 0;
+    xot_host_fault_asks = 0;
     assert_int_equal(p->init(&k_host, &st, &n), XO_OK);
     assert_true(n >= 0);
     if (n == 0) {
         /* Nothing found is no error and no warning. */
         assert_null(st);
-        assert_int_equal(g_errors_logged, 0);
+        assert_int_equal(xot_host_warnings, 0);
         assert_int_equal(p->supports(st, 0, &(xo_op_desc){.kind = XO_OP_GEMM, .dtype = XO_F32}), 0);
     } else {
         /* A GPU machine: each device reports itself and runs both precisions. */
@@ -145,7 +108,7 @@ static void test_init_without_gpu(void **state)
             assert_int_equal(p->supports(st, d, &(xo_op_desc){.kind = XO_OP_REDUCE, .dtype = XO_F32}), 1);
             assert_int_equal(p->supports(st, d, &(xo_op_desc){.kind = XO_OP_GEMM, .dtype = XO_F64}), 1);
         }
-        assert_int_equal(g_fault_calls, n); /* "compile" asked once per device's module load */
+        assert_int_equal(xot_host_fault_asks, n); /* "compile" asked once per device's module load */
         assert_int_equal(p->device_info(st, n, &(xo_device_info){0}), XO_ERR_INVALID_ARGUMENT);
     }
     p->shutdown(st);
@@ -227,17 +190,18 @@ static void test_error_names(void **state)
 
     assert_int_equal(xo__cuda_check(&k_host, 0, "cuInit"), XO_OK);
     assert_int_equal(xo__cuda_check(&k_host, 2, "cuMemAlloc_v2"), XO_ERR_OUT_OF_MEMORY);
-    assert_non_null(strstr(g_last_error, "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY"));
+    assert_non_null(strstr(xot_host_error, "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY"));
     assert_int_equal(xo__cuda_check(&k_host, 719, "cuStreamSynchronize"), XO_ERR_DEVICE);
-    assert_non_null(strstr(g_last_error, "cuStreamSynchronize: CUDA_ERROR_LAUNCH_FAILED"));
+    assert_non_null(strstr(xot_host_error, "cuStreamSynchronize: CUDA_ERROR_LAUNCH_FAILED"));
     assert_int_equal(xo__cublas_check(&k_host, 0, "cublasSgemm_v2"), XO_OK);
     assert_int_equal(xo__cublas_check(&k_host, 13, "cublasSgemm_v2"), XO_ERR_DEVICE);
-    assert_non_null(strstr(g_last_error, "cublasSgemm_v2: CUBLAS_STATUS_EXECUTION_FAILED"));
+    assert_non_null(strstr(xot_host_error, "cublasSgemm_v2: CUBLAS_STATUS_EXECUTION_FAILED"));
     assert_int_equal(xo__cublas_check(&k_host, 3, "cublasCreate_v2"), XO_ERR_OUT_OF_MEMORY);
 }
 
 int main(void)
 {
+    k_host = xot_quiet_host("cuda");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fatbin_embedded),
         cmocka_unit_test(test_descriptor),

@@ -420,9 +420,8 @@ static void test_supports_every_kind(void **state)
 static int setup(void **state)
 {
     (void)state;
-    int ndev = 0;
     g_p = xo_plugin_cuda();
-    return g_p->init(&k_host, &g_st, &ndev) == XO_OK && ndev > 0 ? 0 : -1;
+    return xot_plugin_open(g_p, &k_host, &g_st);
 }
 
 static int teardown(void **state)
@@ -435,13 +434,8 @@ static int teardown(void **state)
 int main(void)
 {
     k_host = xot_quiet_host("cuda");
-    int ndev = 0;
-    void *st = NULL;
-    if (xo_plugin_cuda()->init(&k_host, &st, &ndev) != XO_OK || ndev == 0) {
-        printf("no CUDA device (real or stand-in) here: skipped\n");
-        return 77;
-    }
-    xo_plugin_cuda()->shutdown(st);
+    int skip = xot_plugin_skip_without(xo_plugin_cuda(), &k_host, "CUDA device (real or stand-in)");
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_supports_every_kind, free_leftovers),
         cmocka_unit_test_teardown(test_copy_fill, free_leftovers),

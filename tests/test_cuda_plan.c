@@ -292,14 +292,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1) g_mode = argv[1];
     if (strcmp(g_mode, "broken") == 0) setenv("XO_MOCK_CUDA_GRAPH_FAIL", "instantiate", 1);
-    xo_context *ctx = NULL;
-    int cuda = -1;
-    const int have = xo_context_create(&ctx) == XO_OK && xo_device_find(ctx, "cuda", &cuda) == XO_OK;
-    xo_context_destroy(ctx);
-    if (!have) {
-        printf("no CUDA device (real or stand-in) here: skipped\n");
-        return XOT_EXIT_SKIP;
-    }
+    int skip = xot_skip_without("cuda"); /* a real one or the stand-in */
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_training_step), cmocka_unit_test(test_two_threads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

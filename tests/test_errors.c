@@ -506,7 +506,7 @@ static void TEST(reduce)(void **state)
     INVALID(FN(reduce), "n", XO(reduce)(g_ctx, XO_MAX_ELEMENT, 0, X, 0, O, 0));
 }
 
-#include "test_errors_nn.c" /* the 0.3 ops */
+#include "test_errors_nn.c" /* the neural-network ops */
 
 #undef CAT_
 #undef CAT

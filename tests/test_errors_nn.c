@@ -1,4 +1,4 @@
-/* Bad inputs for the 0.3 ops: rows of test_errors.c's table, included by its template
+/* Bad inputs for the neural-network ops: rows of test_errors.c's table, included by its template
  * section (T, XO, FN, E and the fixture buffers come from there); not compiled alone. */
 
 static void TEST(copy)(void **state)
@@ -162,7 +162,7 @@ static void TEST(gemm_bias_act)(void **state)
 }
 #undef GBA
 
-/* softmax_xent (0.4): rows 2, cols 4; labels int32 (their offset counts int32s). */
+/* softmax_xent: rows 2, cols 4; labels int32 (their offset counts int32s). */
 static void TEST(softmax_xent)(void **state)
 {
     (void)state;

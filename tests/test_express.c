@@ -117,9 +117,11 @@ static void check(const call *base, const call *c, const char *what)
 /* Each rule's boundary on operand `i` of `base`: a leading dimension one short and
  * exact (matrices), an increment of 0 (vectors), the span ending at the buffer's end
  * and one element past it, no buffer, another context's buffer. */
-static void boundaries(const call *base, int i, int is_matrix, size_t inner, size_t span, const char *what)
+static void boundaries(const call *base, int i, int is_matrix, size_t inner, size_t span, const char *call_what,
+                       const char *operand)
 {
-    char name[160];
+    char name[160], what[128];
+    snprintf(what, sizeof what, "%s operand %s", call_what, operand);
     call c = *base;
     if (is_matrix) {
         c.ld[i] = inner - 1;
@@ -174,12 +176,9 @@ static void test_gemm(void **state)
                 mat(layout, dims[i][0], dims[i][1], &inner[i], &span[i]);
                 base.ld[i] = inner[i];
             }
-            for (int i = 0; i < 3; i++) {
-                char what[96];
-                snprintf(what, sizeof what, "sgemm %s ta=%d tb=%d operand %c", lay ? "col" : "row", t & 1, t >> 1,
-                         "abc"[i]);
-                boundaries(&base, i, 1, inner[i], span[i], what);
-            }
+            char what[96];
+            snprintf(what, sizeof what, "sgemm %s ta=%d tb=%d", lay ? "col" : "row", t & 1, t >> 1);
+            for (int i = 0; i < 3; i++) boundaries(&base, i, 1, inner[i], span[i], what, (const char *[]){"a", "b", "c"}[i]);
         }
 }
 
@@ -197,13 +196,9 @@ static void test_gemv(void **state)
                          .ld = {inner}, .inc = {INC, INC}};
             char what[96];
             snprintf(what, sizeof what, "sgemv %s ta=%d", lay ? "col" : "row", t);
-            char w[128];
-            snprintf(w, sizeof w, "%s operand a", what);
-            boundaries(&base, 0, 1, inner, span, w);
-            snprintf(w, sizeof w, "%s operand x", what);
-            boundaries(&base, 1, 0, 0, (xn - 1) * INC + 1, w);
-            snprintf(w, sizeof w, "%s operand y", what);
-            boundaries(&base, 2, 0, 0, (yn - 1) * INC + 1, w);
+            boundaries(&base, 0, 1, inner, span, what, "a");
+            boundaries(&base, 1, 0, 0, (xn - 1) * INC + 1, what, "x");
+            boundaries(&base, 2, 0, 0, (yn - 1) * INC + 1, what, "y");
         }
 }
 
@@ -213,11 +208,10 @@ static void test_axpy(void **state)
     enum { N = 9 };
     for (size_t inc = 1; inc <= 3; inc++) {
         call base = {.op = AXPY, .n = N, .buf = {0, 1, 2}, .inc = {inc, inc}};
-        char w[64];
-        snprintf(w, sizeof w, "saxpy inc=%zu operand x", inc);
-        boundaries(&base, 0, 0, 0, (N - 1) * inc + 1, w);
-        snprintf(w, sizeof w, "saxpy inc=%zu operand y", inc);
-        boundaries(&base, 2, 0, 0, (N - 1) * inc + 1, w);
+        char what[64];
+        snprintf(what, sizeof what, "saxpy inc=%zu", inc);
+        boundaries(&base, 0, 0, 0, (N - 1) * inc + 1, what, "x");
+        boundaries(&base, 2, 0, 0, (N - 1) * inc + 1, what, "y");
     }
 }
 

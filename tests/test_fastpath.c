@@ -487,10 +487,7 @@ static void test_refresh_interval(void **state)
 
 int main(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     if (xo_device_find(g_ctx, "opencl", &g_ocl) != XO_OK)
         g_ocl = -1;
     const struct CMUnitTest tests[] = {

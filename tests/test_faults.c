@@ -271,18 +271,8 @@ static void test_failed_fallback_not_counted(void **state)
 
 int main(void)
 {
-    xo_context *ctx;
-    int ocl;
-    if (xo_context_create(&ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
-    xo_status st = xo_device_find(ctx, "opencl", &ocl);
-    xo_context_destroy(ctx);
-    if (st != XO_OK) {
-        printf("no OpenCL device: skipped\n");
-        return XOT_EXIT_SKIP;
-    }
+    int skip = xot_skip_without("opencl");
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_launch_once),
         cmocka_unit_test(test_alloc_once),

@@ -1,4 +1,4 @@
-/* fork() (issue 22, item 5). Each case forks a child that works with crossover under
+/* fork() around crossover. Each case forks a child that works with crossover under
  * alarm(): a hang is killed by SIGALRM and fails the case instead of hanging the suite.
  *  - a context inherited by the child runs ops big enough for the CPU pool, and is
  *    destroyed there (the pool's threads are the parent's);
@@ -200,10 +200,7 @@ int main(int argc, char **argv)
     xot_ref_sunary(XO_TANH, BIG, g_x, g_want);
     xo_context *ctx;
     int d;
-    if (xo_context_create(&ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&ctx, NULL, NULL)) return 1;
     g_have_device = xo_device_find(ctx, g_plugin, &d) == XO_OK;
     xo_context_destroy(ctx);
     const struct CMUnitTest tests[] = {

@@ -249,7 +249,7 @@ static void roofline(void **state)
     assert_true(xo__h2d_us(&p[1], 0.0) == 0.0);
 }
 
-/* The 0.3 ops' work rows (core/base/optable.c): flops, operands and bytes streamed. */
+/* The neural-network ops' work rows (core/base/optable.c): flops, operands and bytes streamed. */
 static void describe_nn_ops(void **state)
 {
     (void)state;

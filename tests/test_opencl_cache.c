@@ -194,18 +194,8 @@ int main(void)
     }
     snprintf(g_kernels, sizeof g_kernels, "%s/kernels", dir);
 
-    xo_context *ctx = NULL;
-    if (xo_context_create(&ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
-    int dev = -1;
-    xo_status st = xo_device_find(ctx, "opencl", &dev);
-    xo_context_destroy(ctx);
-    if (st == XO_ERR_NO_DEVICE) {
-        printf("no OpenCL device here: skipped\n");
-        return XOT_EXIT_SKIP;
-    }
+    int skip = xot_skip_without("opencl");
+    if (skip) return skip;
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_context_uses_cache),

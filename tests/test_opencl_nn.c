@@ -1,4 +1,4 @@
-/* The OpenCL plugin's own paths for the 0.3 ops that the conformance suite does not
+/* The OpenCL plugin's own paths for the neural-network ops that the conformance suite does not
  * reach:
  *   - gemm_bias_act with alpha == 0 runs no product: NaN and Inf in A and B never reach
  *     C, and with beta == 0 neither does NaN in C (C = act(bias));
@@ -109,10 +109,7 @@ static void test_copy_fill_bits(void **state)
 
 int main(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     xo_device_info info;
     if (xo_device_find(g_ctx, "opencl", &g_dev) != XO_OK || xo_set_device(g_ctx, "opencl") != XO_OK ||
         xo_device_get_info(g_ctx, g_dev, &info) != XO_OK) {

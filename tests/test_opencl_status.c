@@ -1,6 +1,7 @@
 /* The OpenCL plugin's error translation (plugins/opencl/cl_status.c): every code has its
  * name, out-of-memory codes map to XO_ERR_OUT_OF_MEMORY, and the detail names the call. */
 #include "cl_internal.h"
+#include "xo_test.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,32 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-static char g_detail[256];
-
-static xo_status fake_set_error(xo_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_detail, sizeof g_detail, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static void fake_log(xo_log_level level, const char *fmt, ...)
-{
-    (void)level;
-    (void)fmt;
-}
-
-static int fake_fault(const xo_plugin_host *self, const char *site)
-{
-    (void)self;
-    (void)site;
-    return 0;
-}
-
-static const xo_plugin_host g_host = {
-    .log = fake_log, .set_error = fake_set_error, .fault = fake_fault, .cache_dir = "", .plugin_name = "opencl"};
+static xo_plugin_host g_host; /* xo_test.c's quiet host, set in main */
 
 static void test_cl_names(void **state)
 {
@@ -65,13 +41,13 @@ static void test_cl_fail_message(void **state)
 {
     (void)state;
     assert_int_equal(xo__cl_fail(&g_host, "clEnqueueNDRangeKernel", CL_INVALID_WORK_GROUP_SIZE), XO_ERR_DEVICE);
-    assert_string_equal(g_detail, "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE");
+    assert_string_equal(xot_host_error, "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE");
     assert_int_equal(xo__cl_fail(&g_host, "clCreateBuffer", CL_MEM_OBJECT_ALLOCATION_FAILURE), XO_ERR_OUT_OF_MEMORY);
-    assert_string_equal(g_detail, "clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE");
+    assert_string_equal(xot_host_error, "clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE");
     /* A code without a name still fails and shows its number. */
     assert_int_equal(xo__cl_fail(&g_host, "clFinish", -9999), XO_ERR_DEVICE);
-    assert_non_null(strstr(g_detail, "clFinish"));
-    assert_non_null(strstr(g_detail, "-9999"));
+    assert_non_null(strstr(xot_host_error, "clFinish"));
+    assert_non_null(strstr(xot_host_error, "-9999"));
 }
 
 static void test_clblast_names(void **state)
@@ -85,11 +61,12 @@ static void test_clblast_names(void **state)
     assert_int_equal(xo__clblast_status(CLBlastInvalidLeadDimA), XO_ERR_DEVICE);
     assert_int_equal(xo__clblast_status(CLBlastNoDoublePrecision), XO_ERR_UNSUPPORTED);
     assert_int_equal(xo__clblast_fail(&g_host, "CLBlastSgemm", CLBlastInsufficientMemoryC), XO_ERR_DEVICE);
-    assert_non_null(strstr(g_detail, "CLBlastSgemm: CLBlastInsufficientMemoryC"));
+    assert_non_null(strstr(xot_host_error, "CLBlastSgemm: CLBlastInsufficientMemoryC"));
 }
 
 int main(void)
 {
+    g_host = xot_quiet_host("opencl");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cl_names),
         cmocka_unit_test(test_cl_status_mapping),

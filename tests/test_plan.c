@@ -1,4 +1,4 @@
-/* Plans (CONTRACT.md "Additions in 0.4"): capture and replay. Every result is checked
+/* Plans: capture and replay. Every result is checked
  * against the same calls issued eagerly on twin buffers; the mock plugin (mock_plugin.h)
  * is the last device. Placement and fusion: test_plan_place.c. */
 #include "xo_test.h"
@@ -438,10 +438,7 @@ static void plan_faults(void **state)
     assert_int_equal(s0.ops + s1.ops, 10);
     assert_true(s0.ops >= 1);
     xot_twin_compare(&p, &e, XO_F32, 0, "faulted plan");
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 int main(void)

@@ -207,3 +207,21 @@ xo_stats xot_plan_stats(xo_context *ctx, int d)
     xot_assert_ok(xo_stats_get(ctx, d, &s));
     return s;
 }
+
+xo_plan *xot_plan_capture(xo_context *ctx, xot_plan_step step, xo_buffer *const b[4])
+{
+    xo_plan *plan = NULL;
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(step(ctx, b));
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    assert_non_null(plan);
+    return plan;
+}
+
+void xot_plan_finish(xo_context *ctx, xo_plan *plan, xot_twin *e, xot_twin *p)
+{
+    if (plan) xo_plan_destroy(plan);
+    xot_twin_free(e);
+    xot_twin_free(p);
+    xot_plan_done(ctx);
+}

@@ -41,4 +41,11 @@ void xot_twin_free(xot_twin *t);
 /* Every buffer of a and b holds the same values (bit-exact when `exact`). */
 void xot_twin_compare(const xot_twin *a, const xot_twin *b, xo_dtype dt, int exact, const char *what);
 
+/* The plan of one step (a sequence of calls on b[0..3]) captured on ctx. */
+typedef xo_status (*xot_plan_step)(xo_context *ctx, xo_buffer *const b[4]);
+xo_plan *xot_plan_capture(xo_context *ctx, xot_plan_step step, xo_buffer *const b[4]);
+/* The end of a plan-against-eager test: the plan (may be NULL) and both twins freed,
+ * then xot_plan_done. */
+void xot_plan_finish(xo_context *ctx, xo_plan *plan, xot_twin *e, xot_twin *p);
+
 #endif

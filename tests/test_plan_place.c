@@ -11,6 +11,29 @@
 
 /* ---- a GPU-priced device: whole-plan placement against op-by-op ----------------------- */
 
+static const xo_mock_config k_gpu = {
+    .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+
+/* The CPU and the GPU-priced mock alone (no other device competes), the CPU priced as a
+ * small host streaming `gbps` GB/s with half a microsecond per call, its gemm at
+ * `gemm_gflops` (0: as measured). */
+static xo_context *small_host_and_gpu(double gbps, double gemm_gflops, int *mock)
+{
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    xo_context *ctx = xot_plan_context(&k_gpu, mock);
+    unsetenv("XO_PLUGINS");
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = gbps;
+    cpu.info.mem_gbps = gbps;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    for (int i = 0; gemm_gflops > 0 && i < XO_CURVE_POINTS; i++)
+        cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = gemm_gflops;
+    xo__device_set_profile(ctx, 0, &cpu);
+    return ctx;
+}
+
 /* A chain of 16 cheap element-wise ops on a vector the host writes in and reads out.
  * Op by op, the first op stays home (the CPU's pass is cheaper than moving it plus a
  * launch) and so does every later one; as a whole, one move in, 16 launches and one move
@@ -18,21 +41,10 @@
 static void plan_gpu_priced_chain(void **state)
 {
     (void)state;
-    static const xo_mock_config gpu = {
-        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
     int mock;
-    setenv("XO_PLUGINS", "cpu,mock", 1); /* no other device competes */
-    xo_context *ctx = xot_plan_context(&gpu, &mock);
-    unsetenv("XO_PLUGINS");
-    /* The CPU priced as a small host: 12 GB/s streaming (27 us per op here, under the
-     * 31 us of one move and launch, over the 13 us of a launch). */
-    xo__profile cpu = ctx->dev[0].profile;
-    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 12;
-    cpu.info.mem_gbps = 12;
-    cpu.info.launch_us = 0.5;
-    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-        cpu.op_launch_us[k] = 0;
-    xo__device_set_profile(ctx, 0, &cpu);
+    /* 12 GB/s streaming: 27 us per op here, under the 31 us of one move and launch, over
+     * the 13 us of a launch */
+    xo_context *ctx = small_host_and_gpu(12, 0, &mock);
     const size_t n = 40000;
     float *host = malloc(n * sizeof *host), *out_plan = malloc(n * sizeof *out_plan),
           *out_eager = malloc(n * sizeof *out_eager);
@@ -91,21 +103,8 @@ static void plan_gpu_priced_chain(void **state)
 static void plan_gpu_priced_ping_pong(void **state)
 {
     (void)state;
-    static const xo_mock_config gpu = {
-        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
     int mock;
-    setenv("XO_PLUGINS", "cpu,mock", 1);
-    xo_context *ctx = xot_plan_context(&gpu, &mock);
-    unsetenv("XO_PLUGINS");
-    xo__profile cpu = ctx->dev[0].profile;
-    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 20;
-    cpu.info.mem_gbps = 20;
-    cpu.info.launch_us = 0.5;
-    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-        cpu.op_launch_us[k] = 0;
-    for (int i = 0; i < XO_CURVE_POINTS; i++)
-        cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = 20;
-    xo__device_set_profile(ctx, 0, &cpu);
+    xo_context *ctx = small_host_and_gpu(20, 20, &mock);
     enum { R = 256, K = 256, C = 16 };
     float *w = malloc(sizeof(float) * R * K), *x0 = malloc(sizeof(float) * K * C);
     xot_fill_f(w, R * K, 1, -0.1, 0.1);

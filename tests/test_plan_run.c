@@ -46,10 +46,7 @@ static void plan_cpu_segment(void **state)
     xot_twin e, p;
     xot_twin_make(ctx, &e, XO_F32, 3, 0);
     xot_twin_make(ctx, &p, XO_F32, 3, 0);
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(sequence(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xo_plan *plan = xot_plan_capture(ctx, sequence, p.b);
     assert_int_equal(plan->nsegs, 1); /* five CPU ops, one segment */
     assert_int_equal(plan->segs[0].len, 5);
     assert_int_equal(plan->steps[0].seg, 1);
@@ -83,10 +80,7 @@ static void plan_cpu_segment(void **state)
         assert_int_equal(xo__valid(p.b[3]), 1u);
         xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A recorded write or an op on another device ends a segment; XO_PLAN=eager takes none. */
@@ -132,6 +126,26 @@ static xo_context *faulty_context(const char *faults, uint64_t seed, int *mock, 
     return ctx;
 }
 
+/* 1 when the plan's description shows `what`. */
+static int plan_shows(const xo_plan *plan, const char *what)
+{
+    char text[2048];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    return xot_contains(text, what);
+}
+
+/* The plan of `step` captured with the mock forced (then no device forced), its
+ * description showing `shows`. */
+static xo_plan *captured_on_mock(xo_context *ctx, int mock, xot_plan_step step, xo_buffer *const b[4],
+                                 const char *shows)
+{
+    ctx->forced = mock;
+    xo_plan *plan = xot_plan_capture(ctx, step, b);
+    assert_true(plan_shows(plan, shows));
+    ctx->forced = 0;
+    return plan;
+}
+
 /* A device that fails during a run: the op completes elsewhere (data intact) and the plan
  * is placed again without that device, so later runs neither fail over op by op nor
  * change their results. */
@@ -141,15 +155,7 @@ static void plan_replaced_after_fault(void **state)
     int mock;
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 8, &mock, &e, &p);
-    ctx->forced = mock;
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(sequence(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_true(xot_contains(text, "on 2 (mock)") || xot_contains(text, "(mock)"));
-    ctx->forced = 0;
+    xo_plan *plan = captured_on_mock(ctx, mock, sequence, p.b, "(mock)");
     xot_assert_ok(xo_stats_reset(ctx));
     for (int run = 0; run < 3; run++) {
         xot_assert_ok(sequence(ctx, e.b));
@@ -161,8 +167,7 @@ static void plan_replaced_after_fault(void **state)
     assert_int_equal(s1.ops, 0);
     assert_int_equal(s0.ops, 30);      /* the plan's 3 x 5 and the eager twin's 3 x 5 */
     assert_int_equal(plan->replaced, 1);
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_false(xot_contains(text, "(mock)"));
+    assert_false(plan_shows(plan, "(mock)"));
     /* After 16 runs the mock gets another chance: run 17 places it back, run 18 fails
      * there and leaves it out for 32 runs. */
     for (int run = 3; run < 20; run++) {
@@ -173,10 +178,7 @@ static void plan_replaced_after_fault(void **state)
     s1 = xot_plan_stats(ctx, mock);
     assert_int_equal(s1.fallbacks, 10);
     assert_int_equal(plan->replaced, 3);
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A gemm with its epilogue (bias, tanh: one gemm_bias_act) on a device that fails: placed
@@ -196,15 +198,7 @@ static void plan_epilogue_replaced(void **state)
     int mock;
     xot_twin e, p;
     xo_context *ctx = faulty_context("mock.launch@*", 11, &mock, &e, &p);
-    ctx->forced = mock;
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(epilogue_step(ctx, p.b));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_true(xot_contains(text, "sgemm+sbias+sunary")); /* one gemm_bias_act */
-    ctx->forced = 0;
+    xo_plan *plan = captured_on_mock(ctx, mock, epilogue_step, p.b, "sgemm+sbias+sunary"); /* one gemm_bias_act */
     for (int run = 0; run < 20; run++) { /* re-placed after run 1, retried at 17, again at 18 */
         xot_assert_ok(epilogue_step(ctx, e.b));
         xot_assert_ok(xo_plan_run(plan));
@@ -213,10 +207,7 @@ static void plan_epilogue_replaced(void **state)
         xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
     assert_int_equal(plan->replaced, 3);
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 /* A step whose recorded read is of a buffer computed fresh each run from a recorded
@@ -274,13 +265,8 @@ static void plan_read_fails(void **state)
             xot_twin_compare(&p, &e, XO_F32, 0, what);
     }
     assert_int_equal(plan->replaced, 1);
-    char text[2048];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    assert_false(xot_contains(text, "(mock)"));
-    xo_plan_destroy(plan);
-    xot_twin_free(&e);
-    xot_twin_free(&p);
-    xot_plan_done(ctx);
+    assert_false(plan_shows(plan, "(mock)"));
+    xot_plan_finish(ctx, plan, &e, &p);
 }
 
 int main(void)

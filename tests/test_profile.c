@@ -27,6 +27,14 @@ static void fresh_dir(const char *tag, char *out, size_t cap)
     snprintf(out, cap, "%s/%s-%ld-%d", base_dir, tag, (long)getpid(), serial++);
 }
 
+/* A fresh cache directory named after `tag` as XO_CACHE_DIR, with XO_CALIBRATE=`calibrate`. */
+static void use_fresh_cache(const char *tag, const char *calibrate, char *dir, size_t cap)
+{
+    fresh_dir(tag, dir, cap);
+    setenv("XO_CACHE_DIR", dir, 1);
+    setenv("XO_CALIBRATE", calibrate, 1);
+}
+
 static void write_text(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -312,9 +320,7 @@ static void calibrate_off_writes_nothing(void **state)
 {
     (void)state;
     char dir[1200];
-    fresh_dir("off", dir, sizeof dir);
-    setenv("XO_CACHE_DIR", dir, 1);
-    setenv("XO_CALIBRATE", "off", 1);
+    use_fresh_cache("off", "off", dir, sizeof dir);
     xo_context *ctx = NULL;
     assert_int_equal(xo_context_create(&ctx), XO_OK);
     xo_device_info info;
@@ -335,9 +341,7 @@ static void calibrate_auto_caches(void **state)
 {
     (void)state;
     char dir[1200], path[1400];
-    fresh_dir("auto", dir, sizeof dir);
-    setenv("XO_CACHE_DIR", dir, 1);
-    setenv("XO_CALIBRATE", "auto", 1);
+    use_fresh_cache("auto", "auto", dir, sizeof dir);
     xo_context *ctx = NULL;
     double t0 = xo__now_us();
     assert_int_equal(xo_context_create(&ctx), XO_OK);
@@ -443,9 +447,7 @@ static void background_cancelled_on_destroy(void **state)
 {
     (void)state;
     char dir[1200];
-    fresh_dir("cancel", dir, sizeof dir);
-    setenv("XO_CACHE_DIR", dir, 1);
-    setenv("XO_CALIBRATE", "auto", 1);
+    use_fresh_cache("cancel", "auto", dir, sizeof dir);
     xo_context *ctx = NULL;
     assert_int_equal(xo_context_create(&ctx), XO_OK);
     int ndev = xo_device_count(ctx);

@@ -164,10 +164,7 @@ static void test_clip_without_host_sync(void **state)
 
 int main(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ode_auto), cmocka_unit_test(test_rnn_auto),
                                        cmocka_unit_test(test_ode_opencl), cmocka_unit_test(test_rnn_opencl),
                                        cmocka_unit_test(test_ode_plan_auto), cmocka_unit_test(test_rnn_plan_auto),

@@ -277,15 +277,8 @@ static void test_strided_outputs_keep_gaps(void **state)
 
 int main(void)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
-    if (xo_device_find(g_ctx, "opencl", &g_ocl) != XO_OK) {
-        printf("no OpenCL device: skipped\n");
-        xo_context_destroy(g_ctx);
-        return XOT_EXIT_SKIP;
-    }
+    int skip = xot_main_context(&g_ctx, "opencl", &g_ocl);
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeat_moves_nothing),
         cmocka_unit_test(test_host_write_moves_again),

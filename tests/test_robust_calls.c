@@ -1,4 +1,4 @@
-/* Two call-level robustness cases (issue 22, items 3 and 4):
+/* Two call-level robustness cases:
  *  - an op that fails on its device and then on the fallback device too reports both
  *    reasons, each whole, and nothing of an older message (the reason was once formatted
  *    into the very buffer it was read from);

@@ -446,10 +446,7 @@ static int run_on(int dev)
 
 int main(int argc, char **argv)
 {
-    if (xo_context_create(&g_ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&g_ctx, NULL, NULL)) return 1;
     int failed = 0, dev = -1;
     if (argc < 2) {
         for (int d = 0; d < xo_device_count(g_ctx); d++) failed += run_on(d);

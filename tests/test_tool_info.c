@@ -1,7 +1,7 @@
 /* `xo info` (bench/cmd_info.c, xo__tool_print_devices) on a host-unified device: a
  * transfer figure that is a byte count over the clock's 1 us floor (16777 GB/s for a
  * 16 MiB move that copied nothing) reads "shared memory"; a real measurement, or any
- * figure of a device with its own memory, is printed as measured (issue 21, item 4).
+ * figure of a device with its own memory, is printed as measured.
  * The device is the mock (as a CPU OpenCL device like PoCL, then as a GPU), its profile
  * set by the test.
  *

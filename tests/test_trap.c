@@ -1,4 +1,4 @@
-/* The residency trap (issue 21), end to end against the mock device priced like a
+/* The residency trap, end to end against the mock device priced like a
  * discrete GPU (launch 12 us, transfers 12 GB/s): a small op on a big buffer that was
  * last written on the device. Priced with moving the whole buffer home (2.8 ms against a
  * 12 us launch), it stayed there for ever; ski rental (core/place/dispatch.c, pay_rent)

@@ -1,4 +1,4 @@
-/* Auto you can trust (issue 21): what feeds the model is checked before it is believed.
+/* Auto you can trust: what feeds the model is checked before it is believed.
  * - a cached profile measured on a busy machine (runs that disagreed, a gemm curve that
  *   collapses) is not final: the next context measures it again, and after
  *   XO_UNTRUSTED_MAX untrustworthy measurements in a row the last is kept;
@@ -42,9 +42,13 @@ static xo_context *cpu_context(void)
     return ctx;
 }
 
-/* Write `p` as the CPU's cached profile (what a busy first run could have left). */
-static void plant_cpu_profile(void (*spoil)(xo__profile *), char *path, size_t cap)
+/* In a fresh cache named `tag`, the CPU's measured profile spoilt by `spoil` (what a busy
+ * first run could have left) as its cached file, at `path`. With `distrust`, the file is
+ * not trustworthy and the reason names it. */
+static void plant_cpu_profile(const char *tag, void (*spoil)(xo__profile *), const char *distrust, char *path,
+                              size_t cap)
 {
+    fresh_cache(tag);
     xo_context *ctx = cpu_context(); /* measures the CPU and writes its file */
     assert_true(xo__profile_path(ctx, 0, path, cap));
     xo__profile p;
@@ -52,6 +56,11 @@ static void plant_cpu_profile(void (*spoil)(xo__profile *), char *path, size_t c
     xo_context_destroy(ctx);
     spoil(&p);
     xot_assert_ok(xo__profile_write(path, &p));
+    if (!distrust) return;
+    char why[160];
+    xot_assert_ok(xo__profile_read(path, &p)); /* as a context will read it */
+    assert_false(xo__profile_trustworthy(&p, why, sizeof why));
+    assert_true(xot_contains(why, distrust));
 }
 
 static void busy_figures(xo__profile *p)
@@ -82,14 +91,8 @@ static void busy_but_capped(xo__profile *p)
 static void busy_profile_is_measured_again(void **state)
 {
     (void)state;
-    fresh_cache("busy");
     char path[XO_PATH_MAX];
-    plant_cpu_profile(busy_figures, path, sizeof path);
-    xo__profile bad;
-    xot_assert_ok(xo__profile_read(path, &bad));
-    char why[160];
-    assert_false(xo__profile_trustworthy(&bad, why, sizeof why));
-    assert_true(xot_contains(why, "spread"));
+    plant_cpu_profile("busy", busy_figures, "spread", path, sizeof path);
     xo_context *ctx = cpu_context();
     /* measured again at creation: not the planted figures */
     assert_true(ctx->dev[0].profile.info.mem_gbps != 2.0);
@@ -103,14 +106,8 @@ static void busy_profile_is_measured_again(void **state)
 static void collapsing_curve_is_measured_again(void **state)
 {
     (void)state;
-    fresh_cache("collapse");
     char path[XO_PATH_MAX];
-    plant_cpu_profile(collapsed_curve, path, sizeof path);
-    xo__profile bad;
-    xot_assert_ok(xo__profile_read(path, &bad));
-    char why[160];
-    assert_false(xo__profile_trustworthy(&bad, why, sizeof why));
-    assert_true(xot_contains(why, "falls"));
+    plant_cpu_profile("collapse", collapsed_curve, "falls", path, sizeof path);
     xo_context *ctx = cpu_context();
     assert_true(ctx->dev[0].profile.gemm_gflops[XO_F32][3] != 0.131);
     xo_context_destroy(ctx);
@@ -121,9 +118,8 @@ static void collapsing_curve_is_measured_again(void **state)
 static void untrusted_profile_kept_after_the_cap(void **state)
 {
     (void)state;
-    fresh_cache("cap");
     char path[XO_PATH_MAX];
-    plant_cpu_profile(busy_but_capped, path, sizeof path);
+    plant_cpu_profile("cap", busy_but_capped, NULL, path, sizeof path);
     xo_context *ctx = cpu_context();
     assert_true(ctx->dev[0].profile.info.mem_gbps == 2.0);
     xo_context_destroy(ctx);
@@ -155,9 +151,8 @@ static void slow_figures(xo__profile *p)
 static void timings_contradicting_the_profile_heal_next_run(void **state)
 {
     (void)state;
-    fresh_cache("crosscheck");
     char path[XO_PATH_MAX];
-    plant_cpu_profile(slow_figures, path, sizeof path);
+    plant_cpu_profile("crosscheck", slow_figures, NULL, path, sizeof path);
     xo__profile planted;
     xot_assert_ok(xo__profile_read(path, &planted));
     assert_true(xo__profile_trustworthy(&planted, NULL, 0)); /* nothing in the file gives it away */

@@ -155,10 +155,7 @@ static void test_bad_value(void **state)
 int main(void)
 {
     xo_context *ctx;
-    if (xo_context_create(&ctx) != XO_OK) {
-        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
-        return 1;
-    }
+    if (xot_main_context(&ctx, NULL, NULL)) return 1;
     int ocl = -1;
     xo_device_info info;
     int ok = xo_device_find(ctx, "opencl", &ocl) == XO_OK && xo_device_get_info(ctx, ocl, &info) == XO_OK &&

@@ -601,12 +601,21 @@ char *xot_capture_end(xot_capture *c)
 /* ---- a quiet plugin host ---------------------------------------------------------------- */
 
 char xot_host_error[512];
+int xot_host_warnings;
+int xot_host_fault_asks;
+const char *xot_host_fail_site;
 
 static void quiet_log(xo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void quiet_log(xo_log_level level, const char *fmt, ...)
 {
-    (void)level;
-    (void)fmt;
+    if (level > XO_LOG_WARN) return;
+    xot_host_warnings++;
+    if (!getenv("XO_TEST_VERBOSE")) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
 }
 
 static xo_status keep_error(xo_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -622,12 +631,56 @@ static xo_status keep_error(xo_status s, const char *fmt, ...)
 static int no_fault(const xo_plugin_host *self, const char *site)
 {
     (void)self;
-    (void)site;
-    return 0;
+    xot_host_fault_asks++;
+    return xot_host_fail_site && strcmp(site, xot_host_fail_site) == 0;
 }
 
 xo_plugin_host xot_quiet_host(const char *plugin_name)
 {
     return (xo_plugin_host){.log = quiet_log, .set_error = keep_error, .fault = no_fault, .cache_dir = "",
                             .threads = 1, .plugin_name = plugin_name};
+}
+
+int xot_main_context(xo_context **ctx, const char *spec, int *dev)
+{
+    *ctx = NULL;
+    if (xo_context_create(ctx) != XO_OK) {
+        fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
+        return 1;
+    }
+    int found = -1;
+    if (spec && xo_device_find(*ctx, spec, &found) != XO_OK) {
+        printf("no device \"%s\" here: skipped\n", spec);
+        xo_context_destroy(*ctx);
+        *ctx = NULL;
+        return XOT_EXIT_SKIP;
+    }
+    if (dev && spec) *dev = found;
+    return 0;
+}
+
+int xot_skip_without(const char *spec)
+{
+    xo_context *ctx;
+    int rc = xot_main_context(&ctx, spec, NULL);
+    if (rc == 0) xo_context_destroy(ctx);
+    return rc;
+}
+
+int xot_plugin_open(const xo_plugin *p, const xo_plugin_host *host, void **st)
+{
+    int ndev = 0;
+    *st = NULL;
+    return p->init(host, st, &ndev) == XO_OK && ndev > 0 ? 0 : -1;
+}
+
+int xot_plugin_skip_without(const xo_plugin *p, const xo_plugin_host *host, const char *what)
+{
+    void *st = NULL;
+    if (xot_plugin_open(p, host, &st) != 0) {
+        printf("no %s here: skipped\n", what);
+        return XOT_EXIT_SKIP;
+    }
+    p->shutdown(st);
+    return 0;
 }

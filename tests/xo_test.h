@@ -52,7 +52,7 @@ XOT_REF_DECL(float, s)
 XOT_REF_DECL(double, d)
 #undef XOT_REF_DECL
 
-/* The 0.3 ops and softmax_xent (0.4). softmax, reduce_axis, bias and softmax_xent are
+/* The neural-network ops. softmax, reduce_axis, bias and softmax_xent are
  * row-major; gemm_bias_act's bias may be NULL; softmax's y may be x; softmax_xent's
  * grad may be NULL (loss only). */
 #define XOT_REF_NN_DECL(T, p)                                                                  \
@@ -167,6 +167,23 @@ void xot_assert_decision_(const xo_context *ctx, const char *op, int dev, int fo
 #define xot_assert_decision(ctx, op, dev, forced) \
     xot_assert_decision_((ctx), (op), (dev), (forced), __FILE__, __LINE__)
 
+/* ---- a test program's start ------------------------------------------------------ */
+
+/* A context for a test program to *ctx: 0, or 1 with the reason on stderr. With a spec
+ * ("opencl", "cuda"), that device's index goes to *dev (when dev is not NULL), and a
+ * program on a machine without it gets XOT_EXIT_SKIP, a line on stdout and no context. */
+int xot_main_context(xo_context **ctx, const char *spec, int *dev);
+/* 0 when a device matches `spec` here (asked of a context made for the question),
+ * XOT_EXIT_SKIP with a line on stdout when none does, 1 when no context can be made. */
+int xot_skip_without(const char *spec);
+
+/* A plugin below the core (its vtable) opened with `host`: its state to *st and 0, or -1
+ * when init fails or finds no device. */
+int xot_plugin_open(const xo_plugin *p, const xo_plugin_host *host, void **st);
+/* 0 when plugin p finds a device here (opened and shut down for the question),
+ * XOT_EXIT_SKIP with "no <what> here: skipped" on stdout when it finds none. */
+int xot_plugin_skip_without(const xo_plugin *p, const xo_plugin_host *host, const char *what);
+
 /* ---- output capture (fd level) ---------------------------------------------------- */
 
 typedef struct xot_capture {
@@ -178,9 +195,14 @@ int xot_capture_begin(xot_capture *c, int fd);
 /* Restore the fd and return what was written (malloc'ed, NUL-terminated). */
 char *xot_capture_end(xot_capture *c);
 
-/* For tests that drive a plugin below the core (its vtable): a host that logs nothing,
- * fires no fault site, and keeps the last error detail in xot_host_error. */
+/* For tests that drive a plugin below the core (its vtable): a host that keeps the last
+ * error detail in xot_host_error, counts the lines logged at XO_LOG_WARN or worse (shown
+ * on stderr under XO_TEST_VERBOSE) and the fault sites asked, and fires only the site
+ * named by xot_host_fail_site (NULL: none). */
 extern char xot_host_error[512];
+extern int xot_host_warnings;
+extern int xot_host_fault_asks;
+extern const char *xot_host_fail_site;
 xo_plugin_host xot_quiet_host(const char *plugin_name);
 
 #endif /* XO_TEST_H */
