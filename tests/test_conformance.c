@@ -233,6 +233,14 @@ static void TEST(gemm)(void **state)
         for (int l = 0; l < 2; l++)
             CASE(gemm)(lays[l], trs[ode[i][3]], trs[ode[i][4]], ode[i][0], ode[i][1], ode[i][2], (T)1,
                        (T)0, 1, seed++);
+    /* One row of C up to 8 wide (cpu_small.c's narrow rows, whose vector reads run on into
+     * B's next row and whose last rows come from a padded copy), every k from 1 to 9 and
+     * long, both layouts (column-major: one column), A either way. */
+    static const size_t ks[] = {1, 2, 3, 4, 5, 9, 100};
+    for (size_t n = 1; n <= 8; n++)
+        for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
+            CASE(gemm)(lays[(n + q) % 2], trs[q % 2], XO_NO_TRANS, (n + q) % 2 ? n : 1, (n + q) % 2 ? 1 : n,
+                       ks[q], (T)0.75, n % 2 ? (T)0 : (T)1.5, (int)(n % 2), seed++);
 }
 
 static void CASE(gemv)(xo_layout lay, xo_transpose ta, size_t m, size_t n, size_t incx,
