@@ -65,6 +65,8 @@ typedef struct xo__bench_workload {
     double plan_rate;                   /* median over rounds */
     double plan_over_eager;             /* median over rounds of rate(plan) / rate(auto) */
     double plan_over_cblas;             /* median over rounds of rate(plan) / rate(CBLAS) */
+    double tuned_rate;                  /* the CBLAS twin built -O3 -march=native -ffast-math; 0: none */
+    double plan_over_tuned;             /* median over rounds of rate(plan) / rate(tuned C) */
     char plan_summary[192];             /* xo_plan_describe's last line */
 } xo__bench_workload;
 
@@ -72,8 +74,9 @@ enum { XO_BENCH_PLAN_NONE = 0, XO_BENCH_PLAN_OK, XO_BENCH_PLAN_MISMATCH, XO_BENC
 
 /* The batch-1 3 -> 100 -> 3 evaluation y = W2 tanh(W1 x + b1) + b2, x in from the host and
  * y out to it (an ODE solver's right-hand side), per evaluation: eager crossover ops,
- * the same ops as a plan, plain CBLAS calls, one hand-vectorised C loop (bench_eval1.c). */
-enum { XO_EVAL1_EAGER, XO_EVAL1_PLAN, XO_EVAL1_CBLAS, XO_EVAL1_LOOP, XO_EVAL1_N };
+ * the same ops as a plan, plain CBLAS calls, those calls as tuned C (below), one
+ * hand-vectorised C loop (bench_eval1.c). */
+enum { XO_EVAL1_EAGER, XO_EVAL1_PLAN, XO_EVAL1_CBLAS, XO_EVAL1_TUNED, XO_EVAL1_LOOP, XO_EVAL1_N };
 extern const char *const xo__bench_eval1_names[XO_EVAL1_N];
 typedef struct xo__bench_eval1 {
     int status;                   /* XO_BENCH_OK, _ERROR (batches 0: not run) */
@@ -158,6 +161,20 @@ xo_status xo__bench_ode_cblas_iter(xo_context *ctx, void *st);
 float xo__bench_ode_loss(const void *st, int cblas);
 xo_status xo__bench_ode_capture(xo_context *ctx, void *st, xo_plan **out);
 xo_status xo__bench_ode_plan_iter(xo_context *ctx, void *st);
+
+/* "Tuned C": the CBLAS twins as a C programmer who cares builds them, -O3 -march=native
+ * -ffast-math (vectorised tanhf), the same sources compiled a second time with
+ * XO_BENCH_TUNED, which keeps only the twins and names them with _tuned
+ * (bench/CMakeLists.txt; XO_BENCH_HAS_TUNED where the compiler takes those flags). They
+ * run on the twins' state (xo__bench_*_new with cblas = 1). */
+#ifdef XO_BENCH_TUNED
+#define XO_BENCH_TWIN(name) name##_tuned
+#else
+#define XO_BENCH_TWIN(name) name
+#endif
+xo_status xo__bench_rnn_cblas_iter_tuned(xo_context *ctx, void *st);
+xo_status xo__bench_ode_cblas_iter_tuned(xo_context *ctx, void *st);
+void xo__bench_eval1_cblas_tuned(void *e); /* bench_eval1.c's state */
 
 /* bench_eval1.c: fills b->eval1; 0, or XO_TOOL_FAIL (a variant failed or was wrong). */
 int xo__bench_run_eval1(xo__bench *b);

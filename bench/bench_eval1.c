@@ -8,6 +8,8 @@
  *   plan   the same calls captured once (x in by a recorded write, y out by a recorded
  *          read) and replayed with xo_plan_run;
  *   CBLAS  cblas_sgemv twice on host arrays, the bias and tanh in plain C loops (tanhf);
+ *   tuned C  the same function built -O3 -march=native -ffast-math (bench.h), where tanhf
+ *          vectorises;
  *   loop   one C function hand-vectorised with vector types (padded arrays, a rational
  *          tanh, lane accumulators), compiled for AVX2+FMA where the CPU has it: the floor.
  * Between evaluations the "solver" moves x by 1e-3 y, so every evaluation sees new input.
@@ -24,7 +26,6 @@
 #define HP 104 /* H padded to a multiple of 8 lanes (zeros) */
 #define LANES 8
 
-const char *const xo__bench_eval1_names[XO_EVAL1_N] = {"eager", "plan", "CBLAS", "loop"};
 
 typedef struct eval1 {
     /* host copies: W1 3 x 100 (row-major), W2 100 x 3, and for the loop W2 transposed and padded */
@@ -36,7 +37,20 @@ typedef struct eval1 {
     xo_plan *plan;
 } eval1;
 
-/* ---- the four ways ---------------------------------------------------------------------- */
+/* ---- the ways ---------------------------------------------------------------------------- */
+
+static void eval_cblas(eval1 *e)
+{
+    cblas_sgemv(CblasRowMajor, CblasTrans, D, H, 1.0f, e->w1, H, e->x, 1, 0.0f, e->hid, 1);
+    for (int j = 0; j < H; j++) e->hid[j] = tanhf(e->hid[j] + e->b1[j]);
+    cblas_sgemv(CblasRowMajor, CblasTrans, H, D, 1.0f, e->w2, D, e->hid, 1, 0.0f, e->y, 1);
+    for (int k = 0; k < D; k++) e->y[k] += e->b2[k];
+}
+
+#ifdef XO_BENCH_TUNED
+void xo__bench_eval1_cblas_tuned(void *e) { eval_cblas(e); }
+#else
+const char *const xo__bench_eval1_names[XO_EVAL1_N] = {"eager", "plan", "CBLAS", "tuned C", "loop"};
 
 static xo_status eval_xo(xo_context *ctx, eval1 *e)
 {
@@ -49,14 +63,6 @@ static xo_status eval_xo(xo_context *ctx, eval1 *e)
                                 0.0f, e->by, 0, D));
     XO_RETURN_IF_ERROR(xo_sbias(ctx, 1, D, e->by, 0, D, e->bb2, 0));
     return xo_buffer_read(e->by, 0, e->y, sizeof e->y);
-}
-
-static void eval_cblas(eval1 *e)
-{
-    cblas_sgemv(CblasRowMajor, CblasTrans, D, H, 1.0f, e->w1, H, e->x, 1, 0.0f, e->hid, 1);
-    for (int j = 0; j < H; j++) e->hid[j] = tanhf(e->hid[j] + e->b1[j]);
-    cblas_sgemv(CblasRowMajor, CblasTrans, H, D, 1.0f, e->w2, D, e->hid, 1, 0.0f, e->y, 1);
-    for (int k = 0; k < D; k++) e->y[k] += e->b2[k];
 }
 
 /* The whole evaluation in one function, hand-vectorised with GCC/Clang vector types:
@@ -126,6 +132,13 @@ static xo_status eval_kind(xo_context *ctx, eval1 *e, int kind)
     case XO_EVAL1_EAGER: return eval_xo(ctx, e);
     case XO_EVAL1_PLAN: return xo_plan_run(e->plan);
     case XO_EVAL1_CBLAS: eval_cblas(e); return XO_OK;
+    case XO_EVAL1_TUNED:
+#ifdef XO_BENCH_HAS_TUNED
+        xo__bench_eval1_cblas_tuned(e);
+        return XO_OK;
+#else
+        return XO_ERR_UNSUPPORTED;
+#endif
     default: eval_loop(e); return XO_OK;
     }
 }
@@ -206,7 +219,7 @@ int xo__bench_run_eval1(xo__bench *b)
     pick_loop();
     eval1 *e = calloc(1, sizeof *e);
     if (!e) return XO_TOOL_FAIL;
-    fprintf(stderr, "[eval] 3-100-3 batch 1: eager, plan, CBLAS, C loop\n");
+    fprintf(stderr, "[eval] 3-100-3 batch 1: eager, plan, CBLAS, tuned C, C loop\n");
     xo_status s = xo__bench_use_config(b, xo__bench_auto(b));
     if (s == XO_OK) s = eval1_setup(b->ctx, e);
     if (s != XO_OK) {
@@ -228,6 +241,12 @@ int xo__bench_run_eval1(xo__bench *b)
     for (int kind = 0; kind < XO_EVAL1_N; kind++) {
         memcpy(e->x, e->x0, sizeof e->x);
         memset(e->y, 0, sizeof e->y);
+#ifndef XO_BENCH_HAS_TUNED
+        if (kind == XO_EVAL1_TUNED) { /* not built: left out, its times 0 */
+            out->max_rel[kind] = NAN;
+            continue;
+        }
+#endif
         s = eval_kind(b->ctx, e, kind);
         out->max_rel[kind] = s == XO_OK ? check_y(e) : INFINITY;
         if (s != XO_OK || !(out->max_rel[kind] <= EVAL1_TOL)) {
@@ -279,3 +298,4 @@ int xo__bench_run_eval1(xo__bench *b)
     eval1_free(e);
     return rc;
 }
+#endif

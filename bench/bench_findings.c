@@ -125,14 +125,21 @@ void xo__bench_write_findings(FILE *f, const xo__bench *b)
         ratio_line(f, b, "Auto over the same programs in plain CBLAS (auto/CBLAS)",
                    offsetof(xo__bench_workload, auto_over_cblas));
         plans_line(f, b);
+        ratio_line(f, b, "Plans over the same programs as tuned C, CBLAS built -O3 -march=native -ffast-math "
+                         "(plan/tuned C)",
+                   offsetof(xo__bench_workload, plan_over_tuned));
     }
     const xo__bench_eval1 *ev = &b->eval1;
     if (ev->batches && ev->median_ns[XO_EVAL1_PLAN] > 0 && ev->median_ns[XO_EVAL1_LOOP] > 0) {
-        char plan[32], loop[32];
-        fprintf(f, "- Batch-1 3-100-3 evaluation: a plan takes %s ns, %.1fx the %s ns of one hand-written C loop.\n",
+        char plan[32], loop[32], tuned[32];
+        fprintf(f, "- Batch-1 3-100-3 evaluation: a plan takes %s ns, %.1fx the %s ns of one hand-written C loop",
                 xo__bench_format_num(ev->median_ns[XO_EVAL1_PLAN], plan, sizeof plan),
                 ev->median_ns[XO_EVAL1_PLAN] / ev->median_ns[XO_EVAL1_LOOP],
                 xo__bench_format_num(ev->median_ns[XO_EVAL1_LOOP], loop, sizeof loop));
+        if (ev->median_ns[XO_EVAL1_TUNED] > 0)
+            fprintf(f, " and %.1fx the %s ns of tuned C", ev->median_ns[XO_EVAL1_PLAN] / ev->median_ns[XO_EVAL1_TUNED],
+                    xo__bench_format_num(ev->median_ns[XO_EVAL1_TUNED], tuned, sizeof tuned));
+        fputs(".\n", f);
     }
     fputc('\n', f);
 }

@@ -61,6 +61,10 @@ static ode_sizes ode_size(int id)
     }
 }
 
+static const float rk_weight[4] = {1.0f / 6, 1.0f / 3, 1.0f / 3, 1.0f / 6}; /* of h in the update */
+static const float rk_from[4] = {0.0f, 0.5f, 0.5f, 1.0f};                  /* of h in stage inputs */
+
+#ifndef XO_BENCH_TUNED /* the twin alone there (bench.h) */
 /* Initial values: noise of the given scale (the same for both twins), ones for O_ONES. */
 static void ode_init(int id, float *h, size_t n)
 {
@@ -130,9 +134,6 @@ static xo_status vjp_xo(xo_context *ctx, ode_xo *o, size_t s, int j)
     TRY(xo_sgemv(ctx, RM, TR, B, H, 1.0f, b[O_DPRE], 0, H, b[O_ONES], 0, 1, 1.0f, b[O_DB1], 0, 1));
     return xo_sgemm(ctx, RM, NT, TR, B, D, H, 1.0f, b[O_DPRE], 0, H, b[O_W1], 0, H, 0.0f, b[O_DU], 0, D);
 }
-
-static const float rk_weight[4] = {1.0f / 6, 1.0f / 3, 1.0f / 3, 1.0f / 6}; /* of h in the update */
-static const float rk_from[4] = {0.0f, 0.5f, 0.5f, 1.0f};                  /* of h in stage inputs */
 
 xo_status xo__bench_ode_iter(xo_context *ctx, void *st)
 {
@@ -205,6 +206,8 @@ xo_status xo__bench_ode_plan_iter(xo_context *ctx, void *st)
     return xo_plan_run(((ode_xo *)st)->plan);
 }
 
+#endif
+
 /* ---- with plain CBLAS (and C loops where BLAS has nothing) ---------------------------- */
 
 typedef struct ode_c {
@@ -212,6 +215,7 @@ typedef struct ode_c {
     float loss;
 } ode_c;
 
+#ifndef XO_BENCH_TUNED
 static void ode_c_free(ode_c *o)
 {
     for (int i = 0; i < O_N; i++) free(o->b[i]);
@@ -228,6 +232,8 @@ static xo_status ode_c_setup(ode_c *o)
     }
     return XO_OK;
 }
+
+#endif
 
 static void bias_rows(float *a, const float *bias, size_t rows, size_t cols)
 {
@@ -261,7 +267,7 @@ static void vjp_c(ode_c *o, size_t s, int j)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, D, H, 1.0f, b[O_DPRE], H, b[O_W1], H, 0.0f, b[O_DU], D);
 }
 
-xo_status xo__bench_ode_cblas_iter(xo_context *ctx, void *st)
+xo_status XO_BENCH_TWIN(xo__bench_ode_cblas_iter)(xo_context *ctx, void *st)
 {
     (void)ctx;
     ode_c *o = st;
@@ -307,6 +313,7 @@ xo_status xo__bench_ode_cblas_iter(xo_context *ctx, void *st)
     return XO_OK;
 }
 
+#ifndef XO_BENCH_TUNED
 /* ---- both, for the runner ------------------------------------------------------------- */
 
 void *xo__bench_ode_new(xo_context *ctx, int cblas)
@@ -333,3 +340,4 @@ float xo__bench_ode_loss(const void *st, int cblas)
 {
     return cblas ? ((const ode_c *)st)->loss : ((const ode_xo *)st)->loss;
 }
+#endif

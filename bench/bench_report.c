@@ -403,6 +403,8 @@ int xo__bench_write_json(xo__bench *b, const char *path)
         fputs(", \"plan\": ", f), json_rate(f, w->plan_rate);
         fputs(", \"plan_over_eager\": ", f), json_rate(f, w->plan_over_eager);
         fputs(", \"plan_over_cblas\": ", f), json_rate(f, w->plan_over_cblas);
+        fputs(", \"tuned\": ", f), json_rate(f, w->tuned_rate);
+        fputs(", \"plan_over_tuned\": ", f), json_rate(f, w->plan_over_tuned);
         fprintf(f, ", \"plan_check\": {\"result\": \"%s\", \"iterations\": %d, \"max_rel_diff\": ",
                 plan_check_name(w->plan_check), w->plan_check_steps);
         if (w->plan_check_steps)
@@ -427,14 +429,14 @@ int xo__bench_write_workloads_csv(xo__bench *b, const char *path)
     if (!f) return XO_TOOL_FAIL;
     fputs("workload,unit", f);
     for (int c = 0; c < b->nconfigs; c++) fprintf(f, ",%s", b->cfg[c].spec);
-    fputs(",auto_over_best,cblas,auto_over_cblas,plan,plan_over_eager,plan_over_cblas,plan_check,"
+    fputs(",auto_over_best,cblas,auto_over_cblas,plan,plan_over_eager,plan_over_cblas,tuned,plan_over_tuned,plan_check,"
           "plan_check_max_rel\n",
           f);
     for (int i = 0; i < b->nworkloads; i++) {
         const xo__bench_workload *w = &b->workloads[i];
         fprintf(f, "%s,%s", w->name, w->unit);
-        const double v[] = {w->auto_over_best, w->cblas_rate, w->auto_over_cblas, w->plan_rate, w->plan_over_eager,
-                            w->plan_over_cblas};
+        const double v[] = {w->auto_over_best, w->cblas_rate,      w->auto_over_cblas, w->plan_rate,
+                            w->plan_over_eager, w->plan_over_cblas, w->tuned_rate,      w->plan_over_tuned};
         for (int c = 0; c < b->nconfigs; c++) w->rate[c] > 0 ? fprintf(f, ",%.6g", w->rate[c]) : fputs(",", f);
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) v[k] > 0 ? fprintf(f, ",%.6g", v[k]) : fputs(",", f);
         fprintf(f, ",%s,", plan_check_name(w->plan_check));
@@ -452,6 +454,9 @@ int xo__bench_write_workloads_csv(xo__bench *b, const char *path)
         plan > 0 ? fprintf(f, ",%.6g", plan) : fputs(",", f);
         plan > 0 && eager > 0 ? fprintf(f, ",%.6g", eager / plan) : fputs(",", f);
         plan > 0 && cb > 0 ? fprintf(f, ",%.6g", cb / plan) : fputs(",", f);
+        const double tuned = e->median_ns[XO_EVAL1_TUNED];
+        tuned > 0 ? fprintf(f, ",%.6g", tuned) : fputs(",", f);
+        plan > 0 && tuned > 0 ? fprintf(f, ",%.6g", tuned / plan) : fputs(",", f);
         fprintf(f, ",%s,%.3g\n", e->max_rel[XO_EVAL1_PLAN] <= 1e-4 ? "ok" : "mismatch", e->max_rel[XO_EVAL1_PLAN]);
     }
     return close_file(f, path);
@@ -564,14 +569,17 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
           "over short rounds in which the placements take turns; ratio = auto / best forced device (the median over "
           "the rounds of the ratio within a round, with the quartiles of those ratios in brackets: how far the rounds spread; `†`: the rate columns' own medians, taken over rounds of different speed, give a ratio outside that spread, so read the row by its ratio); auto/CBLAS = auto over the same program written with plain CBLAS, "
           "timed in the same rounds; plan = one iteration captured once as a plan (under auto) and replayed, timed in "
-          "the same rounds, plan/eager = plan over auto (eager ops), plan/CBLAS = plan over plain CBLAS (each the "
+          "the same rounds, plan/eager = plan over auto (eager ops), plan/CBLAS = plan over plain CBLAS, tuned C = the "
+          "CBLAS program built -O3 -march=native -ffast-math, plan/tuned C = plan over it (each the "
           "median over the rounds of the ratio within a round). A plan is timed only after its results matched the "
           "eager program's (`MISMATCH` otherwise).\n\n| workload | unit |",
           f);
     for (int c = 0; c < b->nconfigs; c++) fprintf(f, " %s |", b->cfg[c].spec);
-    fputs(" ratio | CBLAS | auto/CBLAS | plan | plan/eager | plan/CBLAS | auto ran ops on | what |\n|---|---|", f);
+    fputs(" ratio | CBLAS | auto/CBLAS | plan | plan/eager | plan/CBLAS | tuned C | plan/tuned C | auto ran ops on | "
+          "what |\n|---|---|",
+          f);
     for (int c = 0; c < b->nconfigs; c++) fputs("---|", f);
-    fputs("---|---|---|---|---|---|---|---|\n", f);
+    fputs("---|---|---|---|---|---|---|---|---|---|\n", f);
     for (int i = 0; i < b->nworkloads; i++) {
         const xo__bench_workload *w = &b->workloads[i];
         int best;
@@ -603,6 +611,8 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
             w->plan_over_cblas > 0 ? fprintf(f, " %.2f |", w->plan_over_cblas) : fputs(" - |", f);
         } else
             fputs(" - | - | - |", f);
+        w->tuned_rate > 0 ? fprintf(f, " %s |", xo__bench_format_num(w->tuned_rate, num, sizeof num)) : fputs(" - |", f);
+        w->plan_over_tuned > 0 ? fprintf(f, " %.2f |", w->plan_over_tuned) : fputs(" - |", f);
         fprintf(f, " %s | %s |\n", share, w->note);
     }
     int any_plan = 0;
@@ -626,10 +636,10 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
     if (ev->batches) {
         fprintf(f, "\n## Batch-1 3-100-3 evaluation\n\ny = W2 tanh(W1 x + b1) + b2 with x of 3, hidden 100, batch 1, x "
                    "in from host memory and y out to it (an ODE solver's right-hand side). Nanoseconds per evaluation, "
-                   "the median (and fastest) of %d batches of %d evaluations, the four ways taking turns: `eager` "
+                   "the median (and fastest) of %d batches of %d evaluations, the ways taking turns: `eager` "
                    "crossover ops under auto (write x, sgemm, bias, tanh, sgemm, bias, read y), `plan` the same calls "
-                   "captured once and replayed, `CBLAS` two cblas_sgemv and C loops, `loop` one C function written "
-                   "to vectorise (the floor).\n\n| way | ns (median) | ns (fastest) | / loop | largest error |\n"
+                   "captured once and replayed, `CBLAS` two cblas_sgemv and C loops, `tuned C` that function built "
+                   "-O3 -march=native -ffast-math, `loop` one C function written to vectorise (the floor).\n\n| way | ns (median) | ns (fastest) | / loop | largest error |\n"
                    "|---|---|---|---|---|\n",
                 ev->batches, ev->evals_per_batch);
         const double loop = ev->median_ns[XO_EVAL1_LOOP];
@@ -639,7 +649,9 @@ int xo__bench_write_markdown(xo__bench *b, const char *path)
                 fprintf(f, " %.1f | %.1f |", ev->median_ns[k], ev->best_ns[k]);
                 loop > 0 ? fprintf(f, " %.2f |", ev->median_ns[k] / loop) : fputs(" - |", f);
             } else {
-                fputs(" failed | - | - |", f);
+                fputs(k == XO_EVAL1_TUNED && ev->max_rel[k] != ev->max_rel[k] ? " not built | - | - |"
+                                                                               : " failed | - | - |",
+                      f);
             }
             char err[32];
             fprintf(f, " %s |\n", error_text(ev->max_rel[k], err, sizeof err));

@@ -31,6 +31,7 @@ typedef struct rnn {
     float *h[R_N];               /* plain CBLAS */
 } rnn;
 
+#ifndef XO_BENCH_TUNED /* the twin alone there (bench.h) */
 static size_t rnn_elems(const rnn *r, int id, float *scale, float *c)
 {
     size_t B = r->B, H = r->H, IN = r->IN, T = r->T;
@@ -174,8 +175,10 @@ xo_status xo__bench_rnn_plan_iter(xo_context *ctx, void *state)
     return xo_plan_run(r->plan);
 }
 
+#endif
+
 /* The same iteration with plain CBLAS and C loops. */
-xo_status xo__bench_rnn_cblas_iter(xo_context *ctx, void *state)
+xo_status XO_BENCH_TWIN(xo__bench_rnn_cblas_iter)(xo_context *ctx, void *state)
 {
     (void)ctx;
     rnn *r = state;
@@ -211,4 +214,6 @@ xo_status xo__bench_rnn_cblas_iter(xo_context *ctx, void *state)
     return XO_OK;
 }
 
+#ifndef XO_BENCH_TUNED
 float xo__bench_rnn_loss(const void *st) { return ((const rnn *)st)->loss; }
+#endif

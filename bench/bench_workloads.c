@@ -373,20 +373,28 @@ static double run_other_slice(xo__bench *b, const xo__bench_workload *w, const c
     return spent > 0 ? (double)iters * units / (spent * 1e-6) : 0.0;
 }
 
-/* A workload's other forms: the same program in plain CBLAS (twin, state twin_st) and
- * as a plan (plan_iter, state plan_st, captured by wl_plan_check); NULL: none. */
+/* A workload's other forms: the same program in plain CBLAS (twin, state twin_st), that
+ * program as tuned C (tuned, on twin_st: bench.h) and as a plan (plan_iter, state plan_st,
+ * captured by wl_plan_check); NULL: none. */
 typedef struct wl_forms {
     iter_fn twin;
     void *twin_st;
     iter_fn plan_iter;
     void *plan_st;
+    iter_fn tuned;
 } wl_forms;
+
+#ifdef XO_BENCH_HAS_TUNED
+#define WL_TUNED(fn) fn##_tuned
+#else
+#define WL_TUNED(fn) NULL
+#endif
 
 /* Median over the rounds where both are sampled of num[r] / den[r]; 0: no such round. */
 static double paired_ratio(const double *num, const double *den, int rounds);
 
-/* The CBLAS twin and the plan are timed in every round beside the placements, for
- * auto / CBLAS, plan / eager (auto) and plan / CBLAS. */
+/* The CBLAS twin (and its tuned build) and the plan are timed in every round beside the
+ * placements, for auto / CBLAS, plan / eager (auto), plan / CBLAS and plan / tuned C. */
 static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
                             double budget_us, double units, const wl_forms *fm)
 {
@@ -398,12 +406,16 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
     wl_config cf[XO_BENCH_MAX_CONFIGS];
     memset(cf, 0, sizeof cf);
     double twin_rate[XO_BENCH_MAX_ROUNDS] = {0}, plan_rate[XO_BENCH_MAX_ROUNDS] = {0};
-    const int has_twin = fm && fm->twin && fm->twin_st;
+    double tuned_rate[XO_BENCH_MAX_ROUNDS] = {0};
+    const int has_twin = fm && fm->twin && fm->twin_st, has_tuned = has_twin && fm->tuned;
     int has_plan = fm && fm->plan_iter && fm->plan_st && w->plan_check == XO_BENCH_PLAN_OK;
     for (int round = 0; round < rounds; round++) {
         if (has_twin)
             twin_rate[round] =
                 run_other_slice(b, w, "plain CBLAS", NULL, fm->twin, fm->twin_st, round == 0 ? warmup : 1, budget_us / rounds, units);
+        if (has_tuned)
+            tuned_rate[round] = run_other_slice(b, w, "tuned C", NULL, fm->tuned, fm->twin_st, round == 0 ? warmup : 1,
+                                                budget_us / rounds, units);
         /* the plan samples the rounds auto samples (a slow workload's auto every 2nd, 4th
          * round: bench_workloads.c's strides), so that plan/eager pairs every round it can */
         if (has_plan && (round == 0 || !cf[au].stride || round % cf[au].stride == 0)) {
@@ -464,18 +476,21 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         w->auto_over_best_q1 = n ? q[n / 4] : w->auto_over_best;
         w->auto_over_best_q3 = n ? q[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] : w->auto_over_best;
     }
-    double v[XO_BENCH_MAX_ROUNDS], p[XO_BENCH_MAX_ROUNDS];
-    int nv = 0, np = 0;
+    double v[XO_BENCH_MAX_ROUNDS], p[XO_BENCH_MAX_ROUNDS], t[XO_BENCH_MAX_ROUNDS];
+    int nv = 0, np = 0, nt = 0;
     for (int r = 0; r < rounds; r++) {
         if (twin_rate[r] > 0) v[nv++] = twin_rate[r];
         if (plan_rate[r] > 0) p[np++] = plan_rate[r];
+        if (tuned_rate[r] > 0) t[nt++] = tuned_rate[r];
     }
     w->cblas_rate = nv ? median_of(v, nv, 0) : 0.0;
+    w->tuned_rate = nt ? median_of(t, nt, 0) : 0.0;
     w->auto_over_cblas = paired_ratio(cf[au].rate, twin_rate, rounds);
     if (w->plan_check == XO_BENCH_PLAN_OK) {
         w->plan_rate = np ? median_of(p, np, 0) : 0.0;
         w->plan_over_eager = paired_ratio(plan_rate, cf[au].rate, rounds);
         w->plan_over_cblas = paired_ratio(plan_rate, twin_rate, rounds);
+        w->plan_over_tuned = paired_ratio(plan_rate, tuned_rate, rounds);
     }
 }
 
@@ -604,7 +619,8 @@ int xo__bench_workloads(xo__bench *b)
             /* 2 iterations at batch 10000 (0.25 s each), 3 at batch 100 */
             rc |= wl_plan_check(b, w, xo__bench_rnn_iter, r, xo__bench_rnn_capture, xo__bench_rnn_plan_iter, rp,
                                 rnn_check_value, batches[i] > 1000 ? 2 : 3);
-            wl_forms fm = {xo__bench_rnn_cblas_iter, rt, xo__bench_rnn_plan_iter, rp};
+            wl_forms fm = {xo__bench_rnn_cblas_iter, rt, xo__bench_rnn_plan_iter, rp,
+                           WL_TUNED(xo__bench_rnn_cblas_iter)};
             run_all_configs(b, w, xo__bench_rnn_iter, r, 1, budget, 1.0, &fm);
         } else {
             setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
@@ -621,7 +637,8 @@ int xo__bench_workloads(xo__bench *b)
         if (o && oc && op) {
             rc |= wl_plan_check(b, w, xo__bench_ode_iter, o, xo__bench_ode_capture, xo__bench_ode_plan_iter, op,
                                 ode_check_value, 3);
-            wl_forms fm = {xo__bench_ode_cblas_iter, oc, xo__bench_ode_plan_iter, op};
+            wl_forms fm = {xo__bench_ode_cblas_iter, oc, xo__bench_ode_plan_iter, op,
+                           WL_TUNED(xo__bench_ode_cblas_iter)};
             run_all_configs(b, w, xo__bench_ode_iter, o, 1, budget, 1.0, &fm);
         } else {
             setup_failed(w->name, XO_ERR_OUT_OF_MEMORY);
@@ -636,7 +653,7 @@ int xo__bench_workloads(xo__bench *b)
         w = new_workload(b, "mlp-3-100-3-ode", "it/s", "neural ODE RHS: eval (state in, f out) + 1 train step, batch 100");
         if ((s = mlp_setup(b->ctx, &m)) == XO_OK && (s = mlp_setup(b->ctx, &mp)) == XO_OK) {
             rc |= wl_plan_check(b, w, mlp_iter, &m, mlp_capture, mlp_plan_iter, &mp, mlp_check_value, 3);
-            wl_forms fm = {NULL, NULL, mlp_plan_iter, &mp};
+            wl_forms fm = {NULL, NULL, mlp_plan_iter, &mp, NULL};
             run_all_configs(b, w, mlp_iter, &m, 3, budget, 1.0, &fm);
         } else {
             setup_failed(w->name, s);

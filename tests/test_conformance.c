@@ -298,6 +298,23 @@ static size_t gen_gemm_ode(xoc_shape *out)
     return c;
 }
 
+/* One row of C up to 8 wide (cpu_small.c's narrow rows, whose vector reads run on into
+ * B's next row and whose last rows come from a padded copy), every k from 1 to 9 and
+ * long, both layouts (column-major: one column), A either way; beta = 0 over NaN in C
+ * for odd widths. */
+static size_t gen_gemm_row(xoc_shape *out)
+{
+    static const size_t ks[] = {1, 2, 3, 4, 5, 9, 100};
+    size_t c = 0;
+    for (size_t n = 1; n <= 8; n++)
+        for (size_t q = 0; q < XOC_N(ks); q++) {
+            int l = (int)((n + q) % 2);
+            xoc_push(out, &c, gemm_shape(l, (int)(q % 2), 0, l ? n : 1, l ? 1 : n, ks[q], 0.75, n % 2 ? 0 : 1.5,
+                                         (int)(n % 2)));
+        }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -929,6 +946,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_small, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_ode, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
     {"scal", gen_scal, run_scal, XOC_CLOSE, 0, 0},

@@ -4,11 +4,13 @@
  * networks (16x3x100: 560 ns for 4800 multiply-adds).
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
- * of two loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * of three loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
  * instruction set's instantiation keeps them in its registers:
  *   - tiles (n >= XO_SMALL_ROWS_N): 4 rows x one vector of C accumulate a(i,p) * row p
  *     of B in registers over all of k; B is first copied upright and padded to whole
  *     vectors when it is transposed or n is not a multiple of the vector;
+ *   - narrow rows (one row of C, n < 8 floats or <= 4 doubles, B upright): the row is the
+ *     sum of B's rows scaled by a(0, p), one 32-byte vector per row of B;
  *   - dots (narrow C, long k): c(i,j) is a dot product along k of row i of A and column
  *     j of B (copied to be contiguous), summed lane by lane.
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
@@ -27,9 +29,13 @@
 /* Elements of one 64-byte vector (an AVX-512 register; two AVX2 or four SSE registers):
  * the width of C's tiles and of the dot products' lanes. */
 #define LANES(T) (64 / sizeof(T))
+/* Elements of one 32-byte vector: C's rows up to this wide (and B upright) run as narrow
+ * rows, one vector per row of B. */
+#define NARROW(T) (32 / sizeof(T))
 
 #define SMALL_LOOPS(T, SUF, ATTR)                                                                       \
     typedef T V_##SUF __attribute__((vector_size(64))); /* LANES elements */                            \
+    typedef T N_##SUF __attribute__((vector_size(32))); /* NARROW elements */                           \
     /* nj elements of C's row at ci = alpha v + beta ci (beta == 0: ci not read) */                \
     ATTR static inline void put_##SUF(T *ci, V_##SUF v, size_t nj, T alpha, T beta)                     \
     {                                                                                                   \
@@ -100,6 +106,43 @@
             }                                                                                           \
             return;                                                                                     \
         }                                                                                               \
+        if (m == 1 && !tb && n <= NARROW(T)) {                                                          \
+            /* Narrow rows: row i of C is the sum over p of a(i, p) times row p of B, each row of B  \
+             * one NARROW-wide vector (reading on into the next row; the lanes past n are never      \
+             * stored), in four accumulators. The last rows, where that read would pass B's last    \
+             * element, come from a zero-padded copy. */                                            \
+            const size_t end = (k - 1) * ldb + n; /* B's elements: [0, end) */                      \
+            size_t ps = end >= NARROW(T) ? (end - NARROW(T)) / ldb + 1 : 0;                         \
+            ps = ps < k ? ps : k;                                                                   \
+            for (size_t p = ps; p < k; p++)                                                         \
+                for (size_t l = 0; l < NARROW(T); l++)                                              \
+                    w[(p - ps) * NARROW(T) + l] = l < n ? b[p * ldb + l] : 0;                       \
+            const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1;                                      \
+            for (size_t i = 0; i < m; i++) {                                                        \
+                const T *ai = a + i * sr;                                                           \
+                N_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, r0, r1, r2, r3;                     \
+                size_t p = 0;                                                                       \
+                for (; p + 4 <= ps; p += 4) {                                                       \
+                    memcpy(&r0, b + p * ldb, sizeof r0);                                            \
+                    memcpy(&r1, b + (p + 1) * ldb, sizeof r1);                                      \
+                    memcpy(&r2, b + (p + 2) * ldb, sizeof r2);                                      \
+                    memcpy(&r3, b + (p + 3) * ldb, sizeof r3);                                      \
+                    c0 += ai[p * sp] * r0;                                                          \
+                    c1 += ai[(p + 1) * sp] * r1;                                                    \
+                    c2 += ai[(p + 2) * sp] * r2;                                                    \
+                    c3 += ai[(p + 3) * sp] * r3;                                                    \
+                }                                                                                   \
+                for (; p < k; p++) {                                                                \
+                    memcpy(&r0, p < ps ? b + p * ldb : w + (p - ps) * NARROW(T), sizeof r0);        \
+                    c0 += ai[p * sp] * r0;                                                          \
+                }                                                                                   \
+                c0 = (c0 + c1) + (c2 + c3);                                                         \
+                T *ci = c + i * ldc;                                                                \
+                for (size_t j = 0; j < n; j++)                                                      \
+                    ci[j] = beta == 0 ? alpha * c0[j] : alpha * c0[j] + beta * ci[j];               \
+            }                                                                                       \
+            return;                                                                                 \
+        }                                                                                           \
         /* Dots: rows of A and columns of B contiguous along k (copied when not). */                    \
         T *bt = w;                                                                                      \
         const T *bc = b;                                                                                \
@@ -153,6 +196,8 @@ static size_t work_needed(size_t m, size_t n, size_t k, int ta, int tb, size_t l
     if (n >= XO_SMALL_ROWS_N)
         return tb ? (n + lanes - 1) / lanes * lanes * k : n % lanes ? lanes * k : 0;
     (void)m, (void)ta;
+    if (m == 1 && !tb && n <= lanes / 2) /* narrow rows: at most NARROW padded rows of NARROW */
+        return lanes / 2 * (lanes / 2);
     return tb ? 0 : n * k;
 }
 
@@ -179,8 +224,12 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
     }
     /* Where the dots lose to OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512): along
      * k < 32 (100x3x16: 1033 against 449 ns) or over rows of a transposed A (copying it
-     * upright: 3378 against 442 ns). */
-    if (n < XO_SMALL_ROWS_N && (k < 32 || (ta && m > 1)))
+     * upright: 3378 against 442 ns). One row of C (a gemv) runs as narrow rows, which need
+     * no copy of B: 1x3x100 59 ns against 126 as dots and 248 in OpenBLAS; from 16 rows
+     * the dots win (16x3x100: 386 against 541 ns: each row's sum waits on its
+     * multiply-adds). */
+    const int narrow = m == 1 && !tb && n <= (dt == XO_F32 ? NARROW(float) : NARROW(double));
+    if (n < XO_SMALL_ROWS_N && !narrow && (k < 32 || (ta && m > 1)))
         return 0;
     if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
         return 0;
