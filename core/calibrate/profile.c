@@ -196,6 +196,7 @@ static const struct field {
     FIELD("mem_gbps", F_FIGURE, info.mem_gbps, REQ_MEM),
     FIELD("peak_gflops", F_FIGURE, info.peak_gflops, REQ_PEAK),
     FIELD("spread", F_NUMBER, spread, 0),
+    FIELD("issue_us", F_NUMBER, issue_us, 0),
     FIELD("untrusted_runs", F_COUNT, untrusted_runs, 0),
 };
 #undef FIELD
@@ -555,6 +556,8 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         if (p->op_launch_us[k] > 0.0)
             fprintf(f, "launch_us_%s = %.6g\n", xo__ops[k].name, p->op_launch_us[k]);
+    if (p->issue_us > 0.0)
+        fprintf(f, "issue_us = %.6g\n", p->issue_us);
     fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
     fprintf(f, "spread = %.3g\n", p->spread);
     fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);
