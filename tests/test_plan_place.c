@@ -83,6 +83,63 @@ static void plan_gpu_priced_chain(void **state)
     xot_plan_done(ctx);
 }
 
+/* The chain of plan_gpu_priced_chain, captured once, its predicted µs per run. */
+static double chain_predicted(xo_context *ctx, xo_buffer *x, float *host, size_t n)
+{
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_buffer_write(x, 0, host, n * sizeof(float)));
+    for (int i = 0; i < 16; i++)
+        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
+    xot_assert_ok(xo_buffer_read(x, 0, host, n * sizeof(float)));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[8192];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    xo_plan_destroy(plan);
+    double t = -1;
+    const char *last = strstr(text, "plan: ");
+    assert_non_null(last);
+    assert_int_equal(sscanf(last, "plan: 16 ops in %*d steps, predicted %lf us per run", &t), 1);
+    assert_true(xot_contains(text, "on 1 (mock)"));
+    print_message("%s", last);
+    return t;
+}
+
+/* A device whose profile knows its issue cost queues its ops: the host pays the issue
+ * per op, the queue the rest of the launch, and the read at the end waits for the queue.
+ * So the chain costs less than the serial sum of launches, and no less than the queue's
+ * own work (16 x (launch - issue)). */
+static void plan_async_priced(void **state)
+{
+    (void)state;
+    static const xo_mock_config gpu = {
+        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+    int mock;
+    setenv("XO_PLUGINS", "cpu,mock", 1);
+    xo_context *ctx = xot_plan_context(&gpu, &mock);
+    unsetenv("XO_PLUGINS");
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 12;
+    cpu.info.mem_gbps = 12;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    xo__device_set_profile(ctx, 0, &cpu);
+    const size_t n = 40000;
+    float *host = calloc(n, sizeof *host);
+    assert_non_null(host);
+    xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float));
+    double serial = chain_predicted(ctx, x, host, n);
+    xo__profile dev = ctx->dev[mock].profile;
+    dev.issue_us = 3;
+    xo__device_set_profile(ctx, mock, &dev);
+    double queued = chain_predicted(ctx, x, host, n);
+    if (!(queued < serial - 16 * 2.0 && queued >= 16 * (12 - 3)))
+        fail_msg("queued %.2f us against serial %.2f us", queued, serial);
+    xo_buffer_destroy(x);
+    free(host);
+    xot_plan_done(ctx);
+}
 
 /* Op by op ping-pongs: a gemm (cheaper on the device) writes a small matrix that a
  * cheap element-wise op then reads; alone, that op is cheaper brought home (one small
@@ -249,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_gpu_priced_chain),
         cmocka_unit_test(plan_gpu_priced_ping_pong),
+        cmocka_unit_test(plan_async_priced),
         cmocka_unit_test(plan_forced_far_slower_warns),
         cmocka_unit_test(plan_build_time),
     };
