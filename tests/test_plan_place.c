@@ -11,6 +11,40 @@
 
 /* ---- a GPU-priced device: whole-plan placement against op-by-op ----------------------- */
 
+/* The mock priced as a discrete GPU (launch 12 us, 5 us and 12 GB/s per move) beside the
+ * CPU priced as a small host: streaming at `cpu_gbps`, a 0.5 us launch floor. */
+static xo_context *gpu_priced_context(double cpu_gbps, int *mock)
+{
+    static const xo_mock_config gpu = {
+        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
+    setenv("XO_PLUGINS", "cpu,mock", 1); /* no other device competes */
+    xo_context *ctx = xot_plan_context(&gpu, mock);
+    unsetenv("XO_PLUGINS");
+    xo__profile cpu = ctx->dev[0].profile;
+    cpu.stream_gbps[0] = cpu.stream_gbps[1] = cpu_gbps;
+    cpu.info.mem_gbps = cpu_gbps;
+    cpu.info.launch_us = 0.5;
+    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
+        cpu.op_launch_us[k] = 0;
+    xo__device_set_profile(ctx, 0, &cpu);
+    return ctx;
+}
+
+/* Capture the chain below on x: written from `in`, 16 element-wise ops, read into `out`;
+ * its xo_plan_describe into text. */
+static xo_plan *chain_capture(xo_context *ctx, xo_buffer *x, float *in, float *out, size_t n, char *text, size_t cap)
+{
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_buffer_write(x, 0, in, n * sizeof(float)));
+    for (int i = 0; i < 16; i++)
+        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
+    xot_assert_ok(xo_buffer_read(x, 0, out, n * sizeof(float)));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xot_assert_ok(xo_plan_describe(plan, text, cap));
+    return plan;
+}
+
 /* A chain of 16 cheap element-wise ops on a vector the host writes in and reads out.
  * Op by op, the first op stays home (the CPU's pass is cheaper than moving it plus a
  * launch) and so does every later one; as a whole, one move in, 16 launches and one move
@@ -18,34 +52,16 @@
 static void plan_gpu_priced_chain(void **state)
 {
     (void)state;
-    static const xo_mock_config gpu = {
-        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
     int mock;
-    setenv("XO_PLUGINS", "cpu,mock", 1); /* no other device competes */
-    xo_context *ctx = xot_plan_context(&gpu, &mock);
-    unsetenv("XO_PLUGINS");
-    /* The CPU priced as a small host: 12 GB/s streaming (27 us per op here, under the
-     * 31 us of one move and launch, over the 13 us of a launch). */
-    xo__profile cpu = ctx->dev[0].profile;
-    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 12;
-    cpu.info.mem_gbps = 12;
-    cpu.info.launch_us = 0.5;
-    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-        cpu.op_launch_us[k] = 0;
-    xo__device_set_profile(ctx, 0, &cpu);
+    /* The CPU at 12 GB/s streaming: 27 us per op here, under the 31 us of one move and
+     * launch, over the 13 us of a launch. */
+    xo_context *ctx = gpu_priced_context(12, &mock);
     const size_t n = 40000;
     float *host = malloc(n * sizeof *host), *out_plan = malloc(n * sizeof *out_plan),
           *out_eager = malloc(n * sizeof *out_eager);
     xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float)), *xe = xot_buffer(ctx, NULL, n * sizeof(float));
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(xo_buffer_write(x, 0, host, n * sizeof(float)));
-    for (int i = 0; i < 16; i++)
-        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
-    xot_assert_ok(xo_buffer_read(x, 0, out_plan, n * sizeof(float)));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
     char text[8192];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    xo_plan *plan = chain_capture(ctx, x, host, out_plan, n, text, sizeof text);
     double t, c, g;
     const char *last = strstr(text, "plan: ");
     assert_non_null(last);
@@ -83,19 +99,11 @@ static void plan_gpu_priced_chain(void **state)
     xot_plan_done(ctx);
 }
 
-/* The chain of plan_gpu_priced_chain, captured once, its predicted µs per run. */
+/* The chain's predicted µs per run, placed on the mock. */
 static double chain_predicted(xo_context *ctx, xo_buffer *x, float *host, size_t n)
 {
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(xo_buffer_write(x, 0, host, n * sizeof(float)));
-    for (int i = 0; i < 16; i++)
-        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
-    xot_assert_ok(xo_buffer_read(x, 0, host, n * sizeof(float)));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
     char text[8192];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-    xo_plan_destroy(plan);
+    xo_plan_destroy(chain_capture(ctx, x, host, host, n, text, sizeof text));
     double t = -1;
     const char *last = strstr(text, "plan: ");
     assert_non_null(last);
@@ -112,19 +120,8 @@ static double chain_predicted(xo_context *ctx, xo_buffer *x, float *host, size_t
 static void plan_async_priced(void **state)
 {
     (void)state;
-    static const xo_mock_config gpu = {
-        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
     int mock;
-    setenv("XO_PLUGINS", "cpu,mock", 1);
-    xo_context *ctx = xot_plan_context(&gpu, &mock);
-    unsetenv("XO_PLUGINS");
-    xo__profile cpu = ctx->dev[0].profile;
-    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 12;
-    cpu.info.mem_gbps = 12;
-    cpu.info.launch_us = 0.5;
-    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-        cpu.op_launch_us[k] = 0;
-    xo__device_set_profile(ctx, 0, &cpu);
+    xo_context *ctx = gpu_priced_context(12, &mock);
     const size_t n = 40000;
     float *host = calloc(n, sizeof *host);
     assert_non_null(host);
@@ -148,18 +145,9 @@ static void plan_async_priced(void **state)
 static void plan_gpu_priced_ping_pong(void **state)
 {
     (void)state;
-    static const xo_mock_config gpu = {
-        .launch_us = 12, .gflops = 20000, .gbps = 500, .transfer_latency_us = 5, .transfer_gbps = 12};
     int mock;
-    setenv("XO_PLUGINS", "cpu,mock", 1);
-    xo_context *ctx = xot_plan_context(&gpu, &mock);
-    unsetenv("XO_PLUGINS");
+    xo_context *ctx = gpu_priced_context(20, &mock);
     xo__profile cpu = ctx->dev[0].profile;
-    cpu.stream_gbps[0] = cpu.stream_gbps[1] = 20;
-    cpu.info.mem_gbps = 20;
-    cpu.info.launch_us = 0.5;
-    for (int k = 0; k < XO_OP_KIND_COUNT; k++)
-        cpu.op_launch_us[k] = 0;
     for (int i = 0; i < XO_CURVE_POINTS; i++)
         cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = 20;
     xo__device_set_profile(ctx, 0, &cpu);
