@@ -13,6 +13,8 @@
  *                             turns in 100 ms slices (each its own context and copy of the
  *                             program); S is each placement's share. Prints a line per
  *                             placement and `... paired: auto / best forced (DEVICE) R ...`
+ *   [--min-ratio R]           with --paired: exit 1 when auto / best forced (the ratio of
+ *                             the totals) is under R (the simulated tests' assertion)
  *   [--plan]                  one iteration captured (xo_capture_begin/end) under the
  *                             placement in force, then run as a plan each iteration */
 #include "bench.h"
@@ -244,14 +246,14 @@ static xo_status program_run(xo_context *ctx, program *p, double us, long *iters
 enum { MAX_PLACEMENTS = 8 };
 #define SLICE_MS 100.0
 
-static int paired(char name, size_t batch, const char *label, double seconds)
+static int paired(char name, size_t batch, const char *label, double seconds, double min_ratio)
 {
     xo_context *ctx[MAX_PLACEMENTS] = {0};
     program prog[MAX_PLACEMENTS];
     char spec[MAX_PLACEMENTS][16];
     long iters[MAX_PLACEMENTS] = {0};
     double spent[MAX_PLACEMENTS] = {0}, create_ms[MAX_PLACEMENTS] = {0};
-    int np = 0, rc = 1, made = 0;
+    int np = 0, rc = 1, made = 0, under = 0;
     const char *env = getenv("XO_DEVICE");
     if (env && *env && strcmp(env, "auto") != 0) {
         fprintf(stderr, "xo_programs: --paired places by itself; unset XO_DEVICE\n");
@@ -343,17 +345,22 @@ static int paired(char name, size_t batch, const char *label, double seconds)
            nr ? ratios[nr / 2] : 0.0, nr ? ratios[nr / 4] : 0.0, nr ? ratios[(3 * nr) / 4] : 0.0,
            all ? 100.0 * (double)there / (double)all : 0.0);
     rc = 0;
+    if ((double)iters[0] / (spent[0] * 1e-6) / best < min_ratio) {
+        fprintf(stderr, "xo_programs: %s: auto / best forced %.3f is under %.3f\n", label,
+                (double)iters[0] / (spent[0] * 1e-6) / best, min_ratio);
+        under = 1;
+    }
 fail:
     if (rc) fprintf(stderr, "xo_programs: %s\n", xo_last_error());
     for (int i = 0; i < made; i++) program_free(&prog[i]);
     /* forced contexts go first: auto's is the one whose profile updates are kept last */
     for (int i = np - 1; i >= 0; i--) xo_context_destroy(ctx[i]);
-    return rc;
+    return rc ? rc : under;
 }
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S] [--paired | --plan]\n");
+    fprintf(stderr, "usage: xo_programs mlp BATCH | rnn BATCH | ode  [--seconds S] [--paired [--min-ratio R] | --plan]\n");
     return 2;
 }
 
@@ -362,7 +369,7 @@ int main(int argc, char **argv)
     if (argc < 2) return usage();
     const char *name = argv[1];
     size_t batch = 0;
-    double seconds = 2.0;
+    double seconds = 2.0, min_ratio = 0.0;
     int a = 2, pair = 0, plan = 0;
     if (strcmp(name, "mlp") == 0 || strcmp(name, "rnn") == 0) {
         if (argc < 3 || (batch = strtoul(argv[2], NULL, 10)) == 0) return usage();
@@ -374,12 +381,14 @@ int main(int argc, char **argv)
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
         else if (strcmp(argv[a], "--paired") == 0) pair = 1;
         else if (strcmp(argv[a], "--plan") == 0) plan = 1;
+        else if (strcmp(argv[a], "--min-ratio") == 0 && a + 1 < argc) min_ratio = atof(argv[++a]);
         else return usage();
     }
     char label[32];
     snprintf(label, sizeof label, "%s%s%s", name, batch ? " b" : "", batch ? argv[2] : "");
     if (pair && plan) return usage();
-    if (pair) return paired(name[0], batch, label, seconds);
+    if (!pair && min_ratio > 0) return usage();
+    if (pair) return paired(name[0], batch, label, seconds, min_ratio);
 
     double t0 = xo__now_us();
     xo_context *ctx = NULL;

@@ -34,6 +34,21 @@ static xo_context *small_host_and_gpu(double gbps, double gemm_gflops, int *mock
     return ctx;
 }
 
+/* Capture the chain below on x: written from `in`, 16 element-wise ops, read into `out`;
+ * its xo_plan_describe into text. */
+static xo_plan *chain_capture(xo_context *ctx, xo_buffer *x, float *in, float *out, size_t n, char *text, size_t cap)
+{
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(xo_buffer_write(x, 0, in, n * sizeof(float)));
+    for (int i = 0; i < 16; i++)
+        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
+    xot_assert_ok(xo_buffer_read(x, 0, out, n * sizeof(float)));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    xot_assert_ok(xo_plan_describe(plan, text, cap));
+    return plan;
+}
+
 /* A chain of 16 cheap element-wise ops on a vector the host writes in and reads out.
  * Op by op, the first op stays home (the CPU's pass is cheaper than moving it plus a
  * launch) and so does every later one; as a whole, one move in, 16 launches and one move
@@ -49,15 +64,8 @@ static void plan_gpu_priced_chain(void **state)
     float *host = malloc(n * sizeof *host), *out_plan = malloc(n * sizeof *out_plan),
           *out_eager = malloc(n * sizeof *out_eager);
     xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float)), *xe = xot_buffer(ctx, NULL, n * sizeof(float));
-    xot_assert_ok(xo_capture_begin(ctx));
-    xot_assert_ok(xo_buffer_write(x, 0, host, n * sizeof(float)));
-    for (int i = 0; i < 16; i++)
-        xot_assert_ok(i % 2 ? xo_sunary(ctx, XO_TANH, n, x, 0, x, 0) : xo_sscal(ctx, n, 1.5f, x, 0, 1));
-    xot_assert_ok(xo_buffer_read(x, 0, out_plan, n * sizeof(float)));
-    xo_plan *plan;
-    xot_assert_ok(xo_capture_end(ctx, &plan));
     char text[8192];
-    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    xo_plan *plan = chain_capture(ctx, x, host, out_plan, n, text, sizeof text);
     double t, c, g;
     const char *last = strstr(text, "plan: ");
     assert_non_null(last);
@@ -95,6 +103,44 @@ static void plan_gpu_priced_chain(void **state)
     xot_plan_done(ctx);
 }
 
+/* The chain's predicted µs per run, placed on the mock. */
+static double chain_predicted(xo_context *ctx, xo_buffer *x, float *host, size_t n)
+{
+    char text[8192];
+    xo_plan_destroy(chain_capture(ctx, x, host, host, n, text, sizeof text));
+    double t = -1;
+    const char *last = strstr(text, "plan: ");
+    assert_non_null(last);
+    assert_int_equal(sscanf(last, "plan: 16 ops in %*d steps, predicted %lf us per run", &t), 1);
+    assert_true(xot_contains(text, "on 1 (mock)"));
+    print_message("%s", last);
+    return t;
+}
+
+/* A device whose profile knows its issue cost queues its ops: the host pays the issue
+ * per op, the queue the rest of the launch, and the read at the end waits for the queue.
+ * So the chain costs less than the serial sum of launches, and no less than the queue's
+ * own work (16 x (launch - issue)). */
+static void plan_async_priced(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = small_host_and_gpu(12, 0, &mock);
+    const size_t n = 40000;
+    float *host = calloc(n, sizeof *host);
+    assert_non_null(host);
+    xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float));
+    double serial = chain_predicted(ctx, x, host, n);
+    xo__profile dev = ctx->dev[mock].profile;
+    dev.issue_us = 3;
+    xo__device_set_profile(ctx, mock, &dev);
+    double queued = chain_predicted(ctx, x, host, n);
+    if (!(queued < serial - 16 * 2.0 && queued >= 16 * (12 - 3)))
+        fail_msg("queued %.2f us against serial %.2f us", queued, serial);
+    xo_buffer_destroy(x);
+    free(host);
+    xot_plan_done(ctx);
+}
 
 /* Op by op ping-pongs: a gemm (cheaper on the device) writes a small matrix that a
  * cheap element-wise op then reads; alone, that op is cheaper brought home (one small
@@ -248,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_gpu_priced_chain),
         cmocka_unit_test(plan_gpu_priced_ping_pong),
+        cmocka_unit_test(plan_async_priced),
         cmocka_unit_test(plan_forced_far_slower_warns),
         cmocka_unit_test(plan_build_time),
     };

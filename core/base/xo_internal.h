@@ -54,6 +54,9 @@ typedef struct xo__profile {
     double thread_wake_us; /* what waking the device's threads adds to a vector op of at least
                               threaded_from elements (the host CPU; 0: not modelled) */
     double threaded_from;  /* elements from which the device runs vector ops on its threads */
+    double issue_us;  /* an asynchronous device: the calling thread's share of a launch (the
+                         rest of the launch floor is the device's); 0: unknown, priced as if
+                         the host waited for every op (plan_place.c) */
     char library_version[32];                   /* XO_VERSION_STRING when written */
     int provisional;  /* not a trustworthy measurement: defaults standing in until one is made,
                          or runs that disagreed (a busy machine); measured again later */
@@ -312,6 +315,15 @@ struct xo_context {
     int (*capture_op)(const struct xo__op *op, xo_status *st);
     int (*capture_io)(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
     void (*plan_buffer_gone)(xo_buffer *b);
+    /* The episode placer (plan/plan_episode.c), handed down the same way; NULL on a
+     * context without a device off the host's cores. episode_op: the device the placed
+     * episode runs this auto-placed op on, or -1 (op by op); episode_io: a read, a write,
+     * or (b NULL) xo_finish. */
+    struct xo__episode *episode;
+    _Atomic int episode_mixed; /* auto ran an op off the CPU: from then on every auto-placed
+                                  op takes dispatch's full path, where the placer sees it */
+    int (*episode_op)(const struct xo__op *op);
+    void (*episode_io)(xo_context *ctx, xo_buffer *b, int write, size_t offset, size_t bytes);
     struct xo__pending *pending;   /* record.c: predictions awaiting device timings */
     _Atomic uint64_t next_token;
     xo__stat_slot *stat_slots; /* [XO_STAT_SLOTS] */

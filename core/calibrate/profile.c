@@ -198,6 +198,7 @@ static const struct field {
     FIELD("spread", F_NUMBER, spread, 0),
     FIELD("thread_wake_us", F_NUMBER, thread_wake_us, 0),
     FIELD("threaded_from", F_NUMBER, threaded_from, 0),
+    FIELD("issue_us", F_NUMBER, issue_us, 0),
     FIELD("untrusted_runs", F_COUNT, untrusted_runs, 0),
 };
 #undef FIELD
@@ -561,6 +562,8 @@ xo_status xo__profile_write(const char *path, const xo__profile *p)
         fprintf(f, "# a vector op of threaded_from elements or more pays thread_wake_us to wake the threads\n"
                    "thread_wake_us = %.6g\nthreaded_from = %.6g\n",
                 p->thread_wake_us, p->threaded_from);
+    if (p->issue_us > 0.0)
+        fprintf(f, "issue_us = %.6g\n", p->issue_us);
     fprintf(f, "# worst (q3 - q1) / median of the repeated runs; provisional = 1: measured again later\n");
     fprintf(f, "spread = %.3g\n", p->spread);
     fprintf(f, "provisional = %d\n", p->provisional ? 1 : 0);

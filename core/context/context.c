@@ -13,6 +13,7 @@ static _Atomic uint64_t next_context_id = 1;
 static void context_free(xo_context *ctx)
 {
     xo__background_stop(ctx); /* before the devices it may still publish into go away */
+    xo__episode_free(ctx);
     xo__devices_close(ctx);
     xo__sim_destroy(ctx); /* after its devices: they compute through its CPU plugin */
     xo__correction_destroy(ctx->correction);
@@ -86,6 +87,8 @@ static xo_status create(xo_context **out, int private_)
         xo__sim_profiles(ctx);
     else if (st == XO_OK)
         st = xo__profiles_init(ctx, ctx->calibrate == XO_CALIBRATE_FORCE, NULL, NULL);
+    if (st == XO_OK && !private_)
+        xo__episode_init(ctx);
     if (st == XO_OK && ctx->calibrate == XO_CALIBRATE_AUTO && !ctx->sim) /* provisional profiles: measured meanwhile */
         xo__background_start(ctx);
     if (st != XO_OK) {

@@ -99,6 +99,8 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
     xo_status st;
     if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 1, offset, (void *)src, bytes, &st))
         return st;
+    if (b->ctx->episode)
+        b->ctx->episode_io(b->ctx, b, 1, offset, bytes);
     return xo__buffer_write_now(b, offset, src, bytes);
 }
 
@@ -124,6 +126,8 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
     xo_status st;
     if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 0, offset, dst, bytes, &st))
         return st;
+    if (b->ctx->episode)
+        b->ctx->episode_io(b->ctx, b, 0, offset, bytes);
     return xo__buffer_read_now(b, offset, dst, bytes);
 }
 

@@ -186,6 +186,8 @@ xo_status xo_finish(xo_context *ctx)
 {
     if (!ctx)
         return xo__error(XO_ERR_INVALID_ARGUMENT, "xo_finish: ctx is NULL");
+    if (ctx->episode)
+        ctx->episode_io(ctx, NULL, 0, 0, 0);
     xo_status first = XO_OK;
     for (int d = 0; d < ctx->ndev; d++) {
         /* A device nothing was sent to since the last finish has nothing to wait for

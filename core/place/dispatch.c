@@ -337,7 +337,10 @@ static void remember(xo__cache_entry *ce, const xo__op *op, const xo_decision *d
         if ((op->need >> i & 1u) &&
             (!(xo__valid(op->buf[i]) & 1u) || (xo__valid(op->buf[i]) >> XO_PARTIAL)))
             host_ok = 0;
-    ce->fast[0] = host_ok && best == 0 && failed_dev < 0;
+    /* Once auto has placed work off the CPU, the episode placer (plan_episode.c) must see
+     * every op of a step, the CPU's too; until then the CPU's fast paths stay. */
+    ce->fast[0] = host_ok && best == 0 && failed_dev < 0 &&
+                  !atomic_load_explicit(&op->ctx->episode_mixed, memory_order_relaxed);
     ce->fast[1] = (uint8_t)host_ok;
     double cpu_us = dec->est[0].compute_us;
     ce->cpu_known_ns = cpu_us >= 0 && cpu_us < XO_UNTIMED_US ? (uint32_t)(cpu_us * 1e3) + 1 : 0;
@@ -370,6 +373,9 @@ xo_status xo__dispatch_slow(xo__op *op)
     }
     xo_context *ctx = op->ctx;
     op->need = xo__op_needs(op);
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    /* An episode that repeats is placed as one run (plan_episode.c): its device, or -1. */
+    int episode = ctx->episode && forced < 0 ? ctx->episode_op(op) : -1;
     xo__decision_slot *slot = slot_for(ctx, 1);
     xo_decision *dec = &slot->d;
     op->stat_slot = slot->stat_slot;
@@ -405,14 +411,15 @@ xo_status xo__dispatch_slow(xo__op *op)
      * is checked against the work queued now (a busy device only gets dearer, so a CPU
      * choice stands and keeps its fast path); that check is not cached. */
     double wait[XO_MAX_DEVICES];
-    if (best != 0 && queue_waits(ctx, wait)) {
+    if (episode >= 0 && episode < ndev && (slot->lazy ? cc->est : dec->est)[episode].eligible) {
+        best = episode; /* its queues were priced with the whole episode */
+    } else if (best != 0 && queue_waits(ctx, wait)) {
         materialize(slot);
         slot->lazy = NULL;
         best = evaluate(op, dec, raw, &cls, &failed_dev, wait);
     }
     const xo_estimate *est = slot->lazy ? cc->est : dec->est;
 
-    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     best = apply_forcing(op, forced, best, est, dec, &failed_dev);
 
     int ran = best;
@@ -436,6 +443,8 @@ xo_status xo__dispatch_slow(xo__op *op)
         dec->forced = 0;
     if (!dec->forced && forced < 0)
         pay_rent(op, est, ran);
+    if (ran != 0 && forced < 0 && ctx->episode && !atomic_load_explicit(&ctx->episode_mixed, memory_order_relaxed))
+        atomic_store_explicit(&ctx->episode_mixed, 1, memory_order_relaxed);
     xo__record_decision(ctx, &op->desc, cls, est, best, ran, failed_dev, t0);
     if (atomic_load_explicit(&xo__log_level, memory_order_relaxed) >= XO_LOG_DECISIONS) {
         materialize(slot);

@@ -8,6 +8,15 @@
  * so a buffer left on one device and needed on another by the next run's first use pays
  * that move.
  *
+ * Asynchrony: a device whose profile knows its issue cost (`issue_us`, the calling
+ * thread's share of a launch) queues its ops. The simulation then keeps two clocks, the
+ * host's and each such device's queue: an op there costs the host its issue and the
+ * device the rest of its launch floor plus its compute, after what is queued before it;
+ * the host waits for a device's queue only when it needs a copy from there (an op on
+ * another device, a recorded read). A run costs the host's time or a queue's, whichever
+ * is longer. Without `issue_us` every op is the host's whole launch + compute, as one
+ * sum.
+ *
  * Three assignments are priced: all on the CPU; op by op (each op on its cheapest device
  * given the simulated residency, the eager rule of place.c with its 10% stay-home
  * margin); and the plan's own: the best of those two and all-on-each-device, improved
@@ -111,35 +120,78 @@ static void op_update(const xo__step *s, int d, uint32_t *valid)
             valid[s->bi[i]] = 1u << d;
 }
 
+/* The host's clock and, for each device that queues its ops, when its queue is done. */
+typedef struct timeline {
+    double host, queue[XO_MAX_DEVICES];
+} timeline;
+
+/* Device d queues its ops: its issue cost is known (and under its launch floor). */
+static int queues(const placer *pl, int d)
+{
+    return d > 0 && pl->prof[d].issue_us > 0 && pl->prof[d].issue_us < pl->prof[d].info.launch_us;
+}
+
+/* Before a copy is taken from a device that holds the only current one (valid: where the
+ * buffer is current), the host waits for that device's queue. */
+static void wait_source(const placer *pl, uint32_t valid, timeline *tl)
+{
+    if (!tl || (valid & 1u))
+        return;
+    for (int e = 1; e < pl->ndev; e++)
+        if (valid >> e & 1u) {
+            if (queues(pl, e) && tl->queue[e] > tl->host)
+                tl->host = tl->queue[e];
+            return;
+        }
+}
+
 /* A recorded read (needs the host) or write (makes it current there only; a partial one
  * needs the rest current first). */
-static double io_step(const placer *pl, const xo__step *s, uint32_t *valid)
+static double io_step(const placer *pl, const xo__step *s, uint32_t *valid, timeline *tl)
 {
     int j = s->bi[0];
     uint32_t v = valid[j];
     double t = 0;
-    if (!(v & 1u) && (s->kind == XO_STEP_READ || (double)s->bytes < pl->p->bufs[j].bytes))
+    if (!(v & 1u) && (s->kind == XO_STEP_READ || (double)s->bytes < pl->p->bufs[j].bytes)) {
+        wait_source(pl, v, tl);
         t = xo__operand_us(pl->prof, pl->ndev, 0, pl->p->bufs[j].bytes, v, 0.0);
+    }
     valid[j] = s->kind == XO_STEP_WRITE ? 1u : v | 1u;
     return t;
 }
 
-/* One pass of the sequence under `assign` (a device per op) from `valid`, which it
- * leaves as the pass does; per-step times into pred if given. */
-static double simulate(placer *pl, const signed char *assign, uint32_t *valid, double *pred)
+/* One pass of the sequence under `assign` (a device per op) from `valid` and `tl`, which
+ * it leaves as the pass does: the host's time it took; per-step times into pred if given. */
+static double simulate(placer *pl, const signed char *assign, uint32_t *valid, timeline *tl, double *pred)
 {
     const xo_plan *p = pl->p;
     double total = 0;
     for (int i = 0, j = 0; i < p->nsteps; i++) {
         const xo__step *s = &p->steps[i];
-        double t;
+        double t, h0 = tl->host;
         if (s->kind == XO_STEP_OP) {
             int d = assign[j];
-            t = pl->base[(size_t)j * (size_t)pl->ndev + (size_t)d] + op_moves(pl, s, d, valid);
+            const xo__op *op = &s->op;
+            for (int k = 0; k < op->desc.narg; k++)
+                if (s->bi[k] >= 0 && (op->need >> k & 1u) && !(valid[s->bi[k]] >> d & 1u))
+                    wait_source(pl, valid[s->bi[k]], tl);
+            double base = pl->base[(size_t)j * (size_t)pl->ndev + (size_t)d], moves = op_moves(pl, s, d, valid);
+            if (queues(pl, d)) {
+                double issue = pl->prof[d].issue_us;
+                tl->host += moves + issue;
+                double start = tl->queue[d] > tl->host ? tl->queue[d] : tl->host;
+                tl->queue[d] = start + (base > issue ? base - issue : 0.0);
+                t = tl->host - h0;
+            } else {
+                t = (tl->host - h0) + base + moves;
+                tl->host = h0 + t;
+            }
             op_update(s, d, valid);
             j++;
         } else {
-            t = io_step(pl, s, valid);
+            double io = io_step(pl, s, valid, tl);
+            t = (tl->host - h0) + io;
+            tl->host = h0 + t;
         }
         if (pred)
             pred[i] = t;
@@ -149,12 +201,19 @@ static double simulate(placer *pl, const signed char *assign, uint32_t *valid, d
     return total;
 }
 
-/* One run in the steady state: the second of two passes. */
+/* One run in the steady state: the second of two passes, the host's time or a queue's,
+ * whichever is longer. */
 static double steady(placer *pl, const signed char *assign, double *pred)
 {
     memcpy(pl->valid, pl->init, (size_t)pl->p->nbufs * sizeof *pl->valid);
-    simulate(pl, assign, pl->valid, NULL);
-    return simulate(pl, assign, pl->valid, pred);
+    timeline tl = {0};
+    simulate(pl, assign, pl->valid, &tl, NULL);
+    timeline first = tl;
+    double total = simulate(pl, assign, pl->valid, &tl, pred);
+    for (int d = 1; d < pl->ndev; d++)
+        if (tl.queue[d] - first.queue[d] > total)
+            total = tl.queue[d] - first.queue[d];
+    return total;
 }
 
 /* Op by op, as eager placement would choose in the steady state (second pass). */
@@ -167,7 +226,7 @@ static void greedy(placer *pl, signed char *assign)
         for (int i = 0, j = 0; i < p->nsteps; i++) {
             const xo__step *s = &p->steps[i];
             if (s->kind != XO_STEP_OP) {
-                io_step(pl, s, pl->valid);
+                io_step(pl, s, pl->valid, NULL);
                 continue;
             }
             const double *base = &pl->base[(size_t)j * (size_t)ndev];

@@ -209,17 +209,11 @@ static xo__step *new_step(xo_plan *p)
     return s;
 }
 
-int xo__capture_op(const xo__op *op, xo_status *st)
+int xo__plan_record_op(xo_plan *p, const xo__op *op)
 {
-    xo_plan *p = xo__capture_of(op->ctx);
-    if (!p)
-        return 0;
     xo__step *s = new_step(p);
-    *st = XO_OK;
-    if (!s) {
-        *st = xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory recording it into a plan", op->fn);
-        return 1;
-    }
+    if (!s)
+        return 0;
     s->kind = XO_STEP_OP;
     s->op = *op;
     s->op.need = xo__op_needs(op);
@@ -230,28 +224,30 @@ int xo__capture_op(const xo__op *op, xo_status *st)
             continue;
         s->op.desc.arg[i].host = b->host; /* fixed for the buffer's life */
         s->op.desc.arg[i].mem = NULL;
-        if ((s->bi[i] = buf_index(p, b, p->nsteps, i)) < 0) {
-            *st = xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory recording it into a plan", op->fn);
-            return 1; /* not recorded (the buffers it added stay, unused) */
-        }
+        if ((s->bi[i] = buf_index(p, b, p->nsteps, i)) < 0)
+            return 0; /* not recorded (the buffers it added stay, unused) */
     }
     p->nsteps++;
     p->nops++;
     return 1;
 }
 
-int xo__capture_io(xo_buffer *b, int write, size_t offset, void *ptr, size_t bytes, xo_status *st)
+int xo__capture_op(const xo__op *op, xo_status *st)
 {
-    xo_plan *p = xo__capture_of(b->ctx);
+    xo_plan *p = xo__capture_of(op->ctx);
     if (!p)
         return 0;
-    const char *fn = write ? "xo_buffer_write" : "xo_buffer_read";
-    xo__step *s = new_step(p);
     *st = XO_OK;
-    if (!s || (s->bi[0] = buf_index(p, b, p->nsteps, -1)) < 0) {
-        *st = xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory recording it into a plan", fn);
-        return 1;
-    }
+    if (!xo__plan_record_op(p, op))
+        *st = xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory recording it into a plan", op->fn);
+    return 1;
+}
+
+int xo__plan_record_io(xo_plan *p, xo_buffer *b, int write, size_t offset, void *ptr, size_t bytes)
+{
+    xo__step *s = new_step(p);
+    if (!s || (s->bi[0] = buf_index(p, b, p->nsteps, -1)) < 0)
+        return 0;
     s->kind = write ? XO_STEP_WRITE : XO_STEP_READ;
     s->op.buf[0] = b;
     s->host = ptr;
@@ -261,3 +257,14 @@ int xo__capture_io(xo_buffer *b, int write, size_t offset, void *ptr, size_t byt
     return 1;
 }
 
+int xo__capture_io(xo_buffer *b, int write, size_t offset, void *ptr, size_t bytes, xo_status *st)
+{
+    xo_plan *p = xo__capture_of(b->ctx);
+    if (!p)
+        return 0;
+    *st = XO_OK;
+    if (!xo__plan_record_io(p, b, write, offset, ptr, bytes))
+        *st = xo__error(XO_ERR_OUT_OF_MEMORY, "%s: out of host memory recording it into a plan",
+                        write ? "xo_buffer_write" : "xo_buffer_read");
+    return 1;
+}

@@ -8,6 +8,8 @@
  *                   residency; all on the CPU, op by op, and improved)
  *   plan_run.c      xo_plan_run (a flat walk calling run.c, or the CPU plugin directly),
  *                   xo_plan_describe, xo_plan_destroy
+ *   plan_episode.c  eager ops that repeat between two reads placed as one run
+ *                   (the context's episode_op / episode_io)
  *   plan_graph.c    runs of ops on one device recorded once and replayed as one graph
  *                   launch (the "xo_graph" extra: CUDA graphs) */
 #ifndef XO_PLAN_H
@@ -125,6 +127,10 @@ int xo__capture_op(const xo__op *op, xo_status *st);
 /* The context's capture_io (buffer.c, after validation): the same for xo_buffer_write
  * (write = 1) / xo_buffer_read. */
 int xo__capture_io(xo_buffer *b, int write, size_t offset, void *p, size_t bytes, xo_status *st);
+/* Append op (validated) / a read or write to p's steps, as a capture records them; 0: out
+ * of memory (nothing appended). */
+int xo__plan_record_op(xo_plan *p, const xo__op *op);
+int xo__plan_record_io(xo_plan *p, xo_buffer *b, int write, size_t offset, void *ptr, size_t bytes);
 /* The context's plan_buffer_gone (xo_buffer_destroy, for a buffer some plan uses):
  * plans and captures that use b fail from now on, naming it. */
 void xo__plan_buffer_gone(xo_buffer *b);
@@ -169,5 +175,10 @@ xo_status xo__plan_place(xo_plan *p);
 /* The model's launch + compute of step s on every device (< 0: cannot run there), for a
  * fallback's choice of another device. */
 void xo__plan_step_costs(xo_plan *p, const xo__step *s, double *out);
+
+/* plan_episode.c: give ctx an episode placer when it has a device off the host's cores
+ * (sets ctx->episode and its hooks; none when memory is short); free it. */
+void xo__episode_init(xo_context *ctx);
+void xo__episode_free(xo_context *ctx);
 
 #endif

@@ -17,6 +17,10 @@ h2d_gbps = 11.5
 d2h_gbps = 12.5
 mem_gbps = 4200
 peak_gflops = 50000
+# The calling thread's share of launch_us when ops are queued (the rest, 3.5 us, is the
+# kernel's floor and the completion): the machine file's reconstructed split (issue_us
+# 10.5 there). Plans and repeating eager episodes are priced with it (docs/placement.md).
+issue_us = 10.5
 # gemm throughput (GFLOP/s) of square n x n x n products
 sgemm_gflops_16 = 0.6
 sgemm_gflops_32 = 4.6
