@@ -272,6 +272,72 @@ static xo_status record_host_costs(recorder *r, int dev)
     return XO_OK;
 }
 
+/* Host microseconds of one xo_plan_run of a plan of `nodes` sgemm 2x2x2 forced on `dev`
+ * (gemms: chains never fuse them), and wall microseconds of `reps` runs and the wait. */
+static xo_status time_plan(xo_context *ctx, xo_buffer *const b[3], int nodes, int reps, double *host_us,
+                           double *wall_us)
+{
+    xo_plan *plan = NULL;
+    XO_RETURN_IF_ERROR(xo_capture_begin(ctx));
+    xo_status s = XO_OK;
+    for (int i = 0; s == XO_OK && i < nodes; i++)
+        s = xo_sgemm(ctx, XO_ROW_MAJOR, XO_NO_TRANS, XO_NO_TRANS, 2, 2, 2, 1.0f, b[0], 0, 2, b[1], 0, 2, 0.0f, b[2],
+                     0, 2);
+    xo_status e = xo_capture_end(ctx, &plan);
+    XO_RETURN_IF_ERROR(s);
+    XO_RETURN_IF_ERROR(e);
+    for (int i = 0; s == XO_OK && i < 3; i++) /* warm-up: the graph is recorded at the first run */
+        s = xo_plan_run(plan);
+    if (s == XO_OK) s = xo_finish(ctx);
+    double host = 0, t0 = xo__tool_now_us();
+    for (int i = 0; s == XO_OK && i < reps; i++) {
+        double h0 = xo__tool_now_us();
+        s = xo_plan_run(plan);
+        host += xo__tool_now_us() - h0;
+    }
+    if (s == XO_OK) s = xo_finish(ctx);
+    *wall_us = xo__tool_now_us() - t0;
+    *host_us = host / reps;
+    xo_plan_destroy(plan);
+    return s;
+}
+
+/* graph_us on a device with graphs (the "xo_graph" extra): the host's cost of a plan's
+ * launch of one segment, and the device's per node beyond the node's kernel (the slope
+ * of a run's time from 1 to NODES nodes, less the 2x2x2 gemm's own time). A failure
+ * leaves the line out (the device then simulates without graphs) and says so. */
+static void record_graphs(recorder *r, int dev)
+{
+    xo_context *ctx = r->ctx;
+    if (!xo__dev_graph(ctx, dev))
+        return;
+    enum { NODES = 64, REPS = 50 };
+    xo_op_desc d = op_desc(XO_OP_GEMM, XO_F32, 2);
+    xo_buffer *b[XO_MAX_ARGS];
+    double node_kernel_us = 0;
+    xo_status s = make_bufs(ctx, &d, b);
+    if (s == XO_OK) {
+        s = time_op(r, dev, &d, b, &node_kernel_us);
+        free_bufs(b);
+    }
+    if (s == XO_OK) s = force(ctx, dev);
+    for (int i = 0; s == XO_OK && i < 3; i++)
+        s = xo_buffer_create(ctx, 16, &b[i]);
+    double h1 = 0, w1 = 0, hn = 0, wn = 0;
+    if (s == XO_OK) s = time_plan(ctx, b, 1, REPS, &h1, &w1);
+    if (s == XO_OK) s = time_plan(ctx, b, NODES, REPS, &hn, &wn);
+    for (int i = 0; i < 3; i++)
+        xo_buffer_destroy(b[i]);
+    xo_set_device(ctx, "auto");
+    if (s != XO_OK) {
+        fprintf(stderr, "[device %d] graphs not recorded: %s\n", dev, xo_last_error());
+        xo__clear_error();
+        return;
+    }
+    double node = (wn - w1) / ((double)REPS * (NODES - 1)) - node_kernel_us;
+    fprintf(r->f, "graph_us %.4g %.4g\n", h1, node > 0 ? node : 0);
+}
+
 /* One whole-buffer move each way, timed to completion (as calibration times them). */
 static xo_status record_transfers(recorder *r, int dev)
 {
@@ -419,6 +485,7 @@ static xo_status record(recorder *r, const char *dir, const char *rel, const cha
             XO_RETURN_IF_ERROR(record_host_costs(r, d));
             fprintf(stderr, "[device %d] transfers\n", d);
             XO_RETURN_IF_ERROR(record_transfers(r, d));
+            record_graphs(r, d);
         }
         XO_RETURN_IF_ERROR(record_kernels(r, d, 0));
         if (d == 0 && r->one_thread && *r->one_thread)
