@@ -137,7 +137,7 @@ static xo_status time_op(recorder *r, int dev, xo_op_desc *d, xo_buffer *b[XO_MA
     xo_context *ctx = r->ctx;
     int async = ctx->dev[dev].async;
     *out_us = -1;
-    if (dev != 0 && ctx->dev[dev].plugin->supports && ctx->dev[dev].plugin->supports(ctx->dev[dev].pstate, ctx->dev[dev].pdev, d) != 1)
+    if (xo__dev_support(ctx, dev, d) != XO_SUPPORT_YES)
         return XO_OK;
     /* warm-up: moves the operands there, builds kernels */
     XO_RETURN_IF_ERROR(xo__run_on(ctx, dev, d, b));
@@ -191,8 +191,9 @@ static xo_status record_kernels(recorder *r, int dev, int threads)
             int cube = kind_shape(k) == SHAPE_CUBE;
             const size_t *sizes = cube ? (r->quick ? cube_sizes_quick : cube_sizes)
                                        : (r->quick ? vector_sizes_quick : vector_sizes);
-            int nsizes = cube ? (r->quick ? (int)(sizeof cube_sizes_quick / sizeof *sizes) : (int)(sizeof cube_sizes / sizeof *sizes))
-                              : (r->quick ? (int)(sizeof vector_sizes_quick / sizeof *sizes) : (int)(sizeof vector_sizes / sizeof *sizes));
+            size_t bytes = cube ? (r->quick ? sizeof cube_sizes_quick : sizeof cube_sizes)
+                                : (r->quick ? sizeof vector_sizes_quick : sizeof vector_sizes);
+            int nsizes = (int)(bytes / sizeof *sizes);
             fprintf(stderr, "[%s%s%s] kernels %s %s\n", spec, threads > 0 ? ", threads" : "", tcol, kname,
                     dt ? "f64" : "f32");
             for (int i = 0; i < nsizes; i++) {
@@ -205,7 +206,8 @@ static xo_status record_kernels(recorder *r, int dev, int threads)
                 XO_RETURN_IF_ERROR(s);
                 if (us < 0)
                     break; /* not runnable there: the (*, dtype) rows stand in */
-                fprintf(r->f, "kernel %s %s %.6g %.4g%s\n", kname, dt ? "f64" : kind < 0 ? "*" : "f32", op_size(&d), us, tcol);
+                const char *dtype = dt ? "f64" : kind < 0 ? "*" : "f32";
+                fprintf(r->f, "kernel %s %s %.6g %.4g%s\n", kname, dtype, op_size(&d), us, tcol);
                 if (us > r->cut_us)
                     break; /* larger sizes: the simulator extrapolates with the work */
             }

@@ -23,7 +23,7 @@ rates() {
   awk '{ for (i = 2; i < NF; i++) if ($(i+1) == "it/s") print $(i-1), $i }' <<< "$paired"
   awk '{ for (i = 2; i < NF; i++) if ($(i+1) == "it/s") print "plan", $i }' <<< "$plan"
 }
-accel=$(grep -E '^device (cuda|opencl) ' "$machine" | head -1 | awk '{print $2}')
+accel=$(awk '$1 == "device" && ($2 == "cuda" || $2 == "opencl") { print $2; exit }' "$machine")
 cells=0 within=0
 echo "| program | forced cpu | forced ${accel:-none} | auto | plan (auto) |"
 echo "|---|---:|---:|---:|---:|"
