@@ -490,7 +490,7 @@ static xo_status record(recorder *r, const char *dir, const char *rel, const cha
             record_graphs(r, d);
         }
         XO_RETURN_IF_ERROR(record_kernels(r, d, 0));
-        if (d == 0 && r->one_thread && *r->one_thread)
+        if (d == 0 && threads > 1 && r->one_thread && *r->one_thread)
             fprintf(r->f, "# the CPU with 1 thread (kept, not simulated: `threads` is %d)\n%s", threads, r->one_thread);
     }
     return XO_OK;
@@ -547,7 +547,8 @@ int xo__tool_cmd_record(int argc, char **argv)
     xo_status s = XO_OK;
     /* The CPU with one thread first: OpenBLAS's count is the process's, and it goes back
      * to the application's when that context closes. */
-    if (cpu_threads() > 1) {
+    const char *asked = getenv("XO_THREADS"); /* the count the recording's CPU will run with */
+    if ((asked && atoi(asked) > 0 ? atoi(asked) : cpu_threads()) > 1) {
         s = context_with_threads(1, &ctx);
         FILE *mem = s == XO_OK ? open_memstream(&one, &one_len) : NULL;
         if (mem) {

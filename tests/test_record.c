@@ -2,8 +2,9 @@
  * gives a machine file that XO_SIMULATE takes: a context is created with the devices this
  * machine has, by the same names; `xo info` says they are simulated and from which file;
  * and a batch of sgemm 256 forced on the CPU takes, on the simulated clock, between half
- * and twice what it takes here for real. Bad arguments fail with the usage status, an
- * unwritable file with a failure, neither with a crash.
+ * and twice what it takes here for real (ctest runs it with one CPU thread, alone). Bad
+ * arguments fail with the usage status, an unwritable file with a failure, neither with
+ * a crash.
  *
  * Usage: test_record XO_TOOL SCRATCH_DIR */
 #include "xo_test.h"
