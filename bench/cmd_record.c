@@ -62,15 +62,8 @@ static shape kind_shape(xo_op_kind k)
 
 static xo_op_desc op_desc(xo_op_kind kind, xo_dtype dtype, size_t size)
 {
-    xo_op_desc d;
-    memset(&d, 0, sizeof d);
-    d.kind = kind;
-    d.dtype = dtype;
-    d.layout = XO_ROW_MAJOR;
-    d.ta = d.tb = XO_NO_TRANS;
-    d.alpha = 1.0;
-    d.narg = xo__ops[kind].nargs;
-    d.inc[0] = d.inc[1] = 1;
+    xo_op_desc d = {.kind = kind, .dtype = dtype, .layout = XO_ROW_MAJOR, .ta = XO_NO_TRANS, .tb = XO_NO_TRANS,
+                    .alpha = 1.0, .narg = xo__ops[kind].nargs, .inc = {1, 1}};
     shape s = kind_shape(kind);
     if (s == SHAPE_CUBE) {
         d.m = d.n = d.k = size;
