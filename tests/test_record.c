@@ -38,7 +38,8 @@ static int record_once(void **state)
                  "> '%s/record.out' 2> '%s/record.log'",
                  g_dir, g_dir, g_xo, g_file, g_dir, g_dir);
     if (rc != 0) {
-        fprintf(stderr, "xo record exited with %d; see %s/record.log\n", rc, g_dir);
+        fprintf(stderr, "xo record exited with %d; the end of %s/record.log:\n", rc, g_dir);
+        run("tail -20 '%s/record.log' >&2", g_dir);
         return -1;
     }
     return 0;
