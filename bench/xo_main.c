@@ -39,6 +39,12 @@ static const command commands[] = {
      "batch-1 3-100-3 evaluation; writes results.csv,\n"
      "workloads.csv, summary.json, report.md and SVG plots\n"
      "to DIR (default ./xo-bench); --workloads: no sweep\n"},
+    {"record", xo__tool_cmd_record, "[--out FILE] [--profiles DIR] [--quick]",
+     "record this machine as a machine file for XO_SIMULATE\n"
+     "(docs/machines/README.md): kernel times by kind and size,\n"
+     "launch, wait and transfer costs; every device's profile\n"
+     "beside FILE (default ./HOST.xom), or in DIR, relative to\n"
+     "FILE's folder; --quick: fewer sizes, seconds not minutes\n"},
 };
 
 /* `text`, each line indented by `indent` spaces. */

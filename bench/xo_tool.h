@@ -46,5 +46,6 @@ int xo__tool_cmd_info(int argc, char **argv);
 int xo__tool_cmd_calibrate(int argc, char **argv);
 int xo__tool_cmd_explain(int argc, char **argv);
 int xo__tool_cmd_bench(int argc, char **argv);
+int xo__tool_cmd_record(int argc, char **argv);
 
 #endif /* XO_TOOL_H */

@@ -36,6 +36,11 @@ want("${porting}" "examples/classifier" "docs/porting.md")
 page(readme "README.md")
 refuse("${readme}" "CPU threads (default: all cores)" "README.md")
 
+# machines/README.md: recording is there to run, in xo and in .ci/gpu-check.
+page(machines "docs/machines/README.md")
+want("${machines}" "xo record [--out FILE]" "docs/machines/README.md")
+refuse("${machines}" "(issue 29, Part 1.1)" "docs/machines/README.md")
+
 # plans.md: no promise of bit-equal results that fusion does not keep.
 page(plans "docs/plans.md")
 refuse("${plans}" "Results equal the eager calls' (same kernels, same order)" "docs/plans.md")

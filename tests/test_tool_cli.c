@@ -78,7 +78,7 @@ static void test_wrong_count_user_message(void **state)
 static void test_subcommand_help(void **state)
 {
     (void)state;
-    static const char *const commands[] = {"info", "calibrate", "explain", "bench"};
+    static const char *const commands[] = {"info", "calibrate", "explain", "bench", "record"};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         char args[64], want[64];
         for (int form = 0; form < 2; form++) {
