@@ -44,6 +44,8 @@ typedef struct mlp {
     xo_buffer *d[LAYERS];                     /* gradients of the pre-activations */
     xo_buffer *da[LAYERS];                    /* gradients of the activations (layers 0, 1) */
     xo_buffer *loss;
+    float loss_host; /* the loss read back: here, not on mlp_iter's stack, since a plan
+                      * captured from mlp_iter replays the read into the same address */
     int step;
 } mlp;
 
@@ -133,8 +135,7 @@ static xo_status mlp_iter(xo_context *ctx, mlp *m)
     TRY(xo_sbinary(ctx, XO_SUB, B * OUT, m->a[2], 0, m->y, 0, m->d[2], 0));
     TRY(xo_sscal(ctx, B * OUT, 1.0f / (float)B, m->d[2], 0, 1));
     TRY(xo_snrm2(ctx, B * OUT, m->d[2], 0, 1, m->loss, 0));
-    float loss;
-    TRY(xo_buffer_read(m->loss, 0, &loss, sizeof loss));
+    TRY(xo_buffer_read(m->loss, 0, &m->loss_host, sizeof m->loss_host));
     for (int l = LAYERS - 1; l >= 0; l--) {
         xo_buffer *prev = l ? m->a[l - 1] : m->x;
         TRY(xo_sgemm(ctx, RM, TR, NT, fan_in[l], fan_out[l], B, 1.0f, prev, 0, fan_in[l], m->d[l], 0, fan_out[l],
@@ -152,7 +153,7 @@ static xo_status mlp_iter(xo_context *ctx, mlp *m)
         TRY(adam(ctx, fan_in[l] * fan_out[l], m->w[l], m->gw[l], m->mw[l], m->vw[l], m->tw[l], m->step));
         TRY(adam(ctx, fan_out[l], m->b[l], m->gb[l], m->mb[l], m->vb[l], m->tb[l], m->step));
     }
-    return isfinite(loss) ? XO_OK : XO_ERR_DEVICE;
+    return isfinite(m->loss_host) ? XO_OK : XO_ERR_DEVICE;
 }
 
 /* ---- the driver ------------------------------------------------------------------- */
