@@ -70,8 +70,8 @@ static void plan_moves(xo_plan *p, graph_seg *g, int id, int *writer)
  * pays when the upload hidden that way (the whole span's but the first piece's) is more
  * than what the pieces cost over the whole (their latencies, by the device's profile);
  * else, as for a small minibatch, the ops stay in the graph. `from`: per step, 1 + the
- * write step it takes in (0: none); `pending`: per plan buffer, the span written and not yet needed by an op
- * ([lo, hi), lo == hi: none) and 1 + its write step. */
+ * write step it takes in (0: none); `pending`: per plan buffer, the span written and not
+ * yet needed by an op ([lo, hi), lo == hi: none) and 1 + its write step. */
 static void mark_fresh(const xo_plan *p, unsigned char *fresh, int *from, size_t *pending)
 {
     for (int i = 0; i < p->nsteps; i++) {
