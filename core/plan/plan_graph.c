@@ -63,6 +63,73 @@ static void plan_moves(xo_plan *p, graph_seg *g, int id, int *writer)
     }
 }
 
+/* Ops that take in what a recorded write of this run put on the host (the first to need
+ * some of its span) stay out of graphs when that pays: one by one, each moves only its
+ * piece while the device runs the work queued before it, as eager does, where a graph
+ * needs the whole span on the device before its launch, the device idle meanwhile. It
+ * pays when the upload hidden that way (the whole span's but the first piece's) is more
+ * than what the pieces cost over the whole (their latencies, by the device's profile);
+ * else, as for a small minibatch, the ops stay in the graph. `from`: per step, 1 + the
+ * write step it takes in (0: none); `pending`: per plan buffer, the span written and not
+ * yet needed by an op ([lo, hi), lo == hi: none) and 1 + its write step. */
+static void mark_fresh(const xo_plan *p, unsigned char *fresh, int *from, size_t *pending)
+{
+    for (int i = 0; i < p->nsteps; i++) {
+        const xo__step *s = &p->steps[i];
+        if (s->kind == XO_STEP_WRITE && s->bi[0] >= 0) {
+            pending[3 * s->bi[0]] = s->offset;
+            pending[3 * s->bi[0] + 1] = s->offset + s->bytes;
+            pending[3 * s->bi[0] + 2] = (size_t)i + 1;
+        }
+        if (s->kind != XO_STEP_OP || s->dev == 0)
+            continue;
+        for (int a = 0; a < s->op.desc.narg; a++) {
+            int bi = s->bi[a];
+            if (bi < 0 || !(s->op.need >> a & 1u))
+                continue;
+            size_t *lo = &pending[3 * bi], *hi = &pending[3 * bi + 1];
+            if (s->op.lo[a] >= *hi || s->op.hi[a] <= *lo)
+                continue;
+            from[i] = (int)pending[3 * bi + 2];
+            if (s->op.lo[a] <= *lo)
+                *lo = s->op.hi[a] < *hi ? s->op.hi[a] : *hi;
+            else if (s->op.hi[a] >= *hi)
+                *hi = s->op.lo[a];
+            /* a piece from the middle: the rest stays pending as one span (its ends too) */
+        }
+    }
+    xo_context *ctx = p->ctx;
+    for (int w = 0; w < p->nsteps; w++) {
+        const xo__step *ws = &p->steps[w];
+        if (ws->kind != XO_STEP_WRITE)
+            continue;
+        int k = 0, dev = 0;
+        for (int i = w + 1; i < p->nsteps; i++)
+            if (from[i] == w + 1)
+                k++, dev = p->steps[i].dev;
+        if (k < 2)
+            continue;
+        pthread_mutex_lock(&ctx->profile_lock);
+        const xo__profile *prof = &ctx->dev[dev].profile;
+        double bytes = (double)ws->bytes, whole = xo__h2d_us(prof, bytes);
+        double piece = xo__h2d_us(prof, bytes / k);
+        pthread_mutex_unlock(&ctx->profile_lock);
+        if (whole - piece > k * piece - whole)
+            for (int i = w + 1; i < p->nsteps; i++)
+                fresh[i] |= from[i] == w + 1;
+    }
+    /* a fused group, or a gemm with its epilogue, runs as one launch: in a graph or out whole */
+    for (int i = 0; i < p->nsteps; i++) {
+        const xo__step *s = &p->steps[i];
+        int n = s->fused > 0 ? s->fused : s->epilogue > 0 ? 1 + s->epilogue : 1, any = 0;
+        for (int k = 0; k < n && i + k < p->nsteps; k++)
+            any |= fresh[i + k];
+        for (int k = 0; k < n && i + k < p->nsteps; k++)
+            fresh[i + k] = (unsigned char)any;
+        i += n - 1;
+    }
+}
+
 void xo__plan_graph_prepare(xo_plan *p)
 {
     xo__plan_graph_free(p);
@@ -77,16 +144,24 @@ void xo__plan_graph_prepare(xo_plan *p)
         free(gs);
         return; /* no graphs: every op runs one by one */
     }
+    unsigned char *fresh = calloc((size_t)p->nsteps + 1, 1);
+    int *from = calloc((size_t)p->nsteps + 1, sizeof *from);
+    size_t *pending = calloc(3 * (size_t)p->nbufs + 3, sizeof *pending);
+    if (fresh && from && pending)
+        mark_fresh(p, fresh, from, pending);
+    free(from);
+    free(pending);
     int cap = 0;
     for (int i = 0; i < p->nsteps; i++)
         gs->seg_at[i] = -1;
     for (int b = 0; b < p->nbufs; b++)
         writer[b] = -1;
     for (int i = 0; i < p->nsteps; i++) {
-        if (!eligible(p, &p->steps[i]))
+        if (!eligible(p, &p->steps[i]) || (fresh && fresh[i]))
             continue;
         int j = i;
-        while (j + 1 < p->nsteps && eligible(p, &p->steps[j + 1]) && p->steps[j + 1].dev == p->steps[i].dev)
+        while (j + 1 < p->nsteps && eligible(p, &p->steps[j + 1]) && !(fresh && fresh[j + 1]) &&
+               p->steps[j + 1].dev == p->steps[i].dev)
             j++;
         if (j > i) {
             if (gs->nseg == cap) {
@@ -111,6 +186,7 @@ void xo__plan_graph_prepare(xo_plan *p)
         i = j;
     }
     free(writer);
+    free(fresh);
     p->graphs = gs;
 }
 
