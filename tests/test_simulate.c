@@ -93,6 +93,39 @@ static void test_h200_devices(void **state)
     xo_context_destroy(ctx);
 }
 
+/* The 16-core CPU beside the H200: its profile's thread wake-up term is in the model's
+ * prediction for a vector op long enough to be threaded (25,600 floats: the 3-10x of
+ * docs/cuda.md), not for a short one, and the prediction is near what the recording says
+ * the op took there (the simulated clock), where the streaming rate alone was 3x short. */
+static void test_h200_cpu_threads(void **state)
+{
+    (void)state;
+    xo_context *ctx = simulated(g_h200);
+    xot_assert_ok(xo_set_device(ctx, "cpu"));
+    enum { LONG = 25600, SHORT = 8192 };
+    static float x[LONG], y[LONG];
+    xot_fill_f(x, LONG, 11, -1, 1);
+    xot_fill_f(y, LONG, 12, -1, 1);
+    xo_buffer *bx = xot_buffer(ctx, x, sizeof x), *by = xot_buffer(ctx, y, sizeof y);
+    const double stream_us = 3.0 * LONG * sizeof(float) / 60e3; /* 60 GB/s: 5.1 us */
+    double t0 = xo_clock_us(ctx);
+    xot_assert_ok(xo_saxpy(ctx, LONG, 0.5f, bx, 0, 1, by, 0, 1));
+    double took = xo_clock_us(ctx) - t0;
+    xo_decision d;
+    xot_assert_ok(xo_last_decision(ctx, &d));
+    assert_int_equal(d.device, 0);
+    if (!(d.est[0].compute_us >= stream_us + 10.0 - 1e-9))
+        fail_msg("predicted %.3g us for saxpy %d on the 16-core CPU: no wake-up term", d.est[0].compute_us, LONG);
+    if (!(took > 2.0 * stream_us && d.est[0].compute_us > 0.5 * took && d.est[0].compute_us < 2.0 * took))
+        fail_msg("saxpy %d: predicted %.3g us, the recording %.3g us", LONG, d.est[0].compute_us, took);
+    xot_assert_ok(xo_saxpy(ctx, SHORT, 0.5f, bx, 0, 1, by, 0, 1));
+    xot_assert_ok(xo_last_decision(ctx, &d));
+    assert_true(d.est[0].compute_us < 10.0); /* one thread: no wake-up */
+    xo_buffer_destroy(bx);
+    xo_buffer_destroy(by);
+    xo_context_destroy(ctx);
+}
+
 /* Forced onto the simulated H200 by XO_DEVICE=cuda and by xo_set_device: the results are
  * the reference's, and the ops ran there. */
 static void test_h200_cuda_results(void **state)
@@ -339,7 +372,7 @@ int main(int argc, char **argv)
     g_h200 = argv[1];
     g_dir = argv[2];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_h200_devices),      cmocka_unit_test(test_h200_cuda_results),
+        cmocka_unit_test(test_h200_devices), cmocka_unit_test(test_h200_cpu_threads),      cmocka_unit_test(test_h200_cuda_results),
         cmocka_unit_test(test_clock_follows_recording), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_files),         cmocka_unit_test(test_real_clock),
         cmocka_unit_test(test_plan_graph),

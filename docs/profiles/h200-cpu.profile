@@ -34,6 +34,12 @@ dgemm_gflops_256 = 89
 dgemm_gflops_512 = 110
 dgemm_gflops_1024 = 120
 dgemm_gflops_2048 = 125
+# a vector op of threaded_from elements or more pays thread_wake_us to wake the threads.
+# RECONSTRUCTED from docs/cuda.md: element-wise ops at 25K elements took 3-10x the ~3.4 us
+# the streaming rate predicts (thread wake-ups across 16 cores); h200.xom's CPU rows
+# record 14 us there. OpenBLAS and the plugin's loops thread from about 10K elements.
+thread_wake_us = 10
+threaded_from = 10001
 sstream_gbps = 60
 dstream_gbps = 60
 spread = 0.1
