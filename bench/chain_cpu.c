@@ -8,7 +8,8 @@
  * fused from that n on, against the plan with every op alone (white-box: the CPU plugin's
  * threshold xo__cpu_chain_min_n), to find where fusion starts to pay.
  * Rounds of the sides alternate; each figure is the median over the rounds.
- * Then the 4M chain's plan with blocks of 256 to 8192 elements, taking turns.
+ * Then the 4M chain's plan with blocks of 64 to 2048 elements, taking turns (sizes other
+ * than the runner's own take its generic loops).
  *   usage: xo_chain_cpu [rounds (default 21) [big|tiny|blocks (default all)]] */
 #include <crossover.h>
 
@@ -136,7 +137,7 @@ static void big(xo_context *ctx, int rounds)
 /* The plan over 4M floats with each block size, taking turns. */
 static void blocks(xo_context *ctx, int rounds)
 {
-    static const size_t sizes[] = {256, 512, 1024, 2048, 4096, 8192};
+    static const size_t sizes[] = {64, 128, 256, 512, 1024, 2048};
     enum { NB = sizeof sizes / sizeof *sizes };
     const size_t saved = xo__cpu_chain_block;
     xo_buffer *b[NBUF];

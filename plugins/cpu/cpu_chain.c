@@ -1,32 +1,44 @@
 /* The CPU's "xo_chain" extra (crossover/plugin.h): a plan's chain of element-wise ops as
- * one pass over cache-sized blocks, the blocks split over the pool when the chain is large.
+ * one pass over small blocks, the blocks split over the pool when the chain is large.
  *
- * On each block every step runs in order, with the loop its op runs alone where there is
- * one (unary, binary, binary_scalar: the very kernels of cpu_elementwise.c) and the loops
- * below for the BLAS-like kinds (scal, fill, axpy, axpby, copy, scale_by), written out of
- * place. A step reads an operand from memory, or (from[a] >= 0) the result of an earlier
- * step: that result lives in its output operand's memory when it is stored and nothing
- * stores over it while it is still read, else in one of the thread's temporary blocks
- * (slots, reused once their value is dead). A result that is not stored (store = 0) never
- * reaches memory. */
+ * Each run decodes the chain once into a program: one instruction per step (an opcode
+ * and where its operands are), plus a store where a result computed in a temporary must
+ * also reach memory. The program then runs block by block, every instruction over a
+ * block of BLOCK elements before the next block, all in one function per instruction set
+ * and element type: the instruction's loop is a case of one switch, the loops of the
+ * unary, binary and binary_scalar ops expanded from the op maps and xo_formulas.h (the
+ * same formulas as cpu_elementwise.c's loops, so the same results) and four loops for the
+ * BLAS-like kinds (scal, fill, axpy, axpby, copy, scale_by reduced to axpby, axpy, scale,
+ * fill, copy). A step reads an operand from memory, or (from[a] >= 0) the result of an
+ * earlier step: that result lives in its output operand's memory when it is stored and
+ * nothing stores over it while it is still read, else in one of the thread's temporary
+ * blocks (slots, reused once their value is dead). A result that is not stored (store =
+ * 0) never reaches memory.
+ *
+ * Why this shape (xo_chain_cpu 15 big, the 8-op tanh chain over 4M floats, 2-core AMD
+ * EPYC with AVX-512, shared with other builds, taking turns): the former runner called
+ * each op's own loop (cpu_elementwise.c, through its function table) per step per block
+ * of 2048 elements and ran at 1.4-1.5x eager, 20-22 GB/s. With the loops inlined into
+ * one switch over blocks of 256, the same chain runs at 2.3x eager, 33 GB/s under load,
+ * and at 1.25-1.4 ms (48-54 GB/s) when the other core is free: then the pass is
+ * memory-bound (it moves 20 bytes per element with the write-allocate of y, against the
+ * 72 of the eager ops' stream). In cache one element of this chain costs 0.33-0.38 ns on
+ * one core, half of it the tanh (one division per vector). */
 #include "cpu_internal.h"
+#include "../common/xo_formulas.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
-/* Elements per block: every live operand of a block stays in L1/L2 while the steps run.
- * Measured (xo_plan_replay's Adam chain over 4M floats, CPU time on one thread, 2-core
- * AMD EPYC under load): 1024-4096 alike (11.2-11.6 ms), 8192 and 16384 5% slower;
- * xo_chain_cpu blocks (the 8-op tanh chain, taking turns) found 256-2048 alike within
- * its noise. A variable only for that sweep. */
-size_t xo__cpu_chain_block = 2048;
-/* Shorter chains run op by op: while the operands stay in cache, each step of a fused
- * block streams through L1 as the op alone does, so fusion saves nothing per element and
- * costs its setup (~50 ns). Measured (xo_chain_cpu tiny: the 8-op tanh chain, plan fused
- * against the plan op by op, 2-core AMD EPYC under load, medians of 15-21 rounds): 0.66x
- * at 16 and 64 elements, 0.75 at 256, 0.90 at 1024, 0.99-1.18 at 2048, 1.15 at 8192, and
- * 2.4-20x from 16384 (where OpenBLAS starts threads for the scal and axpy). A variable
- * only so that the bench can time both sides. */
+/* Elements per block: the temporaries of a block stay in L1 (256 floats are 1 KB) while
+ * every instruction runs over it, and the loop overhead of one instruction (about 10
+ * cycles) is spread over 16 vectors. Full blocks of BLOCK elements run loops compiled
+ * for that count (2-7% faster than the same loops with the count in a variable). The
+ * variable is only for xo_chain_cpu blocks' sweep (other sizes take the generic loops). */
+#define BLOCK 128
+size_t xo__cpu_chain_block = BLOCK;
+/* Shorter chains run op by op: MEASURED BELOW. A variable only so that the bench can
+ * time both sides. */
 size_t xo__cpu_chain_min_n = 2048;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
@@ -36,138 +48,190 @@ size_t xo__cpu_chain_min_n = 2048;
 static const signed char out_arg[] = {XO_OP_MAP(OUT_)};
 #undef OUT_
 
-#define CHAIN_LOOPS(T, SUF, ATTR)                                                                    \
-    ATTR static void axpby_##SUF(T a, const T *x, T b, const T *y, T *o, size_t n)                \
-    {                                                                                              \
-        for (size_t i = 0; i < n; i++)                                                             \
-            o[i] = a * x[i] + b * y[i];                                                            \
-    }                                                                                              \
-    ATTR static void axpy_##SUF(T a, const T *x, const T *y, T *o, size_t n)                      \
-    {                                                                                              \
-        for (size_t i = 0; i < n; i++)                                                             \
-            o[i] = a * x[i] + y[i];                                                                \
-    }                                                                                              \
-    ATTR static void scale_##SUF(T s, const T *x, T *o, size_t n)                                 \
-    {                                                                                              \
-        for (size_t i = 0; i < n; i++)                                                             \
-            o[i] = x[i] * s;                                                                       \
-    }                                                                                              \
-    ATTR static void fill_##SUF(T v, T *o, size_t n)                                              \
-    {                                                                                              \
-        for (size_t i = 0; i < n; i++)                                                             \
-            o[i] = v;                                                                              \
+/* What an instruction computes: the unary, binary and binary_scalar ops (one code per
+ * sub-op, their formulas from xo_formulas.h) and the BLAS-like kinds reduced to five
+ * forms (scal with alpha == 0 is a fill of zeros, axpy with alpha == 0 a copy...). */
+enum {
+    I_UNARY = 0,
+    I_BINARY = I_UNARY + XO_UNARY_OP_COUNT,
+    I_BSCALAR = I_BINARY + XO_BINARY_OP_COUNT,
+    I_AXPBY = I_BSCALAR + XO_BINARY_OP_COUNT, /* o = a x + b y */
+    I_AXPY,                                   /* o = a x + y */
+    I_SCALE,                                  /* o = x a */
+    I_FILL,                                   /* o = a */
+    I_COPY                                    /* o = x */
+};
+
+/* An operand of an instruction: memory (at element i0 of a block: mem + i0 * es) or one
+ * of the thread's temporary blocks (slot >= 0). */
+typedef struct ref {
+    char *mem;
+    int slot;
+} ref;
+
+/* One instruction: a step of the chain, or the store of a result computed in a slot. */
+typedef struct insn {
+    int code;
+    ref x, y, o;
+    double a, b;
+} insn;
+
+/* One run of a chain: where each step's result lives, and the program. */
+typedef struct job {
+    const xo_chain *c;
+    size_t es, block; /* bytes per element, elements per block */
+    int nslots, len;
+    signed char slot[XO_CHAIN_MAX];   /* -1: in its output operand's memory */
+    unsigned char copy[XO_CHAIN_MAX]; /* computed in a slot, then stored */
+    insn prog[2 * XO_CHAIN_MAX];
+    char *scratch; /* [chunk][slot][BLOCK] */
+} job;
+
+/* The loop of each instruction over one block of n elements: o may be x or y (element i
+ * reads and writes only element i), which the pragma tells the vectoriser. */
+#if defined(__clang__)
+#define XO_ELEMENTWISE _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define XO_ELEMENTWISE _Pragma("GCC ivdep")
+#else
+#define XO_ELEMENTWISE
+#endif
+#define LOOP_(expr) \
+    XO_ELEMENTWISE for (size_t i = 0; i < n; i++) o[i] = (expr); break;
+#define UNARY_CASE_(NAME, ...) case I_UNARY + XO_##NAME: LOOP_(XO_F_##NAME(x[i]))
+#define BINARY_CASE_(NAME) case I_BINARY + XO_##NAME: LOOP_(XO_F_##NAME(x[i], y[i]))
+#define BSCALAR_CASE_(NAME) case I_BSCALAR + XO_##NAME: LOOP_(XO_F_##NAME(x[i], a))
+
+/* The program over elements [b, e) of the chain, block by block: every instruction on a
+ * block before the next block. */
+#define CHAIN_PROGRAM(T, SUF, ATTR)                                                                   \
+    ATTR static inline __attribute__((always_inline)) void insn_##SUF(const job *j, const insn *in, char *regs, \
+                                                                      size_t i0, size_t n)             \
+    {                                                                                                 \
+        typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */         \
+        const T *x = (const T *)addr(j, &in->x, regs, i0);                                            \
+        const T *y = (const T *)addr(j, &in->y, regs, i0);                                            \
+        T *o = (T *)addr(j, &in->o, regs, i0);                                                        \
+        const T a = (T)in->a, b = (T)in->b;                                                           \
+        switch (in->code) {                                                                           \
+            XO_UNARY_OP_MAP(UNARY_CASE_)                                                              \
+            XO_BINARY_OP_MAP(BINARY_CASE_)                                                            \
+            XO_BINARY_OP_MAP(BSCALAR_CASE_)                                                           \
+        case I_AXPBY: LOOP_(a * x[i] + b * y[i])                                                      \
+        case I_AXPY: LOOP_(a * x[i] + y[i])                                                           \
+        case I_SCALE: LOOP_(x[i] * a)                                                                 \
+        case I_FILL: LOOP_(a)                                                                         \
+        default: LOOP_(x[i]) /* I_COPY */                                                             \
+        }                                                                                             \
+    }                                                                                                 \
+    ATTR static void program_##SUF(const job *j, char *regs, size_t b, size_t e)                       \
+    {                                                                                                 \
+        for (size_t i0 = b; i0 < e; i0 += j->block) {                                                 \
+            if (j->block == BLOCK && e - i0 >= BLOCK)                                                 \
+                for (int s = 0; s < j->len; s++)                                                      \
+                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK);                                      \
+            else                                                                                      \
+                for (int s = 0; s < j->len; s++)                                                      \
+                    insn_##SUF(j, &j->prog[s], regs, i0, e - i0 < j->block ? e - i0 : j->block);      \
+        }                                                                                             \
     }
 
-XO_CPU_INSTANTIATE(CHAIN_LOOPS)
+/* Where operand r of the block at element i0 is. */
+static inline char *addr(const job *j, const ref *r, char *regs, size_t i0)
+{
+    return r->slot >= 0 ? regs + (size_t)r->slot * j->block * j->es : r->mem + i0 * j->es;
+}
+
+XO_CPU_INSTANTIATE(CHAIN_PROGRAM)
 
 typedef struct kernels {
-    void (*axpby_f)(float, const float *, float, const float *, float *, size_t);
-    void (*axpby_d)(double, const double *, double, const double *, double *, size_t);
-    void (*axpy_f)(float, const float *, const float *, float *, size_t);
-    void (*axpy_d)(double, const double *, const double *, double *, size_t);
-    void (*scale_f)(float, const float *, float *, size_t);
-    void (*scale_d)(double, const double *, double *, size_t);
-    void (*fill_f)(float, float *, size_t);
-    void (*fill_d)(double, double *, size_t);
+    void (*program_f)(const job *, char *, size_t, size_t);
+    void (*program_d)(const job *, char *, size_t, size_t);
 } kernels;
-#define TABLE(F, D) {axpby_##F, axpby_##D, axpy_##F, axpy_##D, scale_##F, scale_##D, fill_##F, fill_##D}
+#define TABLE(F, D) {program_##F, program_##D}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 
-/* One run of a chain: where each step's result lives, and the temporary blocks. */
-typedef struct job {
-    const xo_chain *c;
-    size_t es, block;
-    int nslots;
-    signed char slot[XO_CHAIN_MAX];   /* -1: in its output operand's memory */
-    unsigned char copy[XO_CHAIN_MAX]; /* computed in a slot, then stored */
-    char *scratch;                    /* [chunk][slot][block] */
-} job;
-
-static char *mem(const job *j, int k, int a, size_t i0)
+static inline char *mem(const job *j, int k, int a)
 {
     const xo_operand *o = &j->c->steps[k].op.arg[a];
-    return (char *)o->host + (o->off + i0) * j->es;
+    return (char *)o->host + o->off * j->es;
 }
 
-/* Step k's result for the block at i0. */
-static void *result(const job *j, int k, size_t i0, char *regs)
+/* Step k's result. */
+static inline ref result(const job *j, int k)
 {
     if (j->slot[k] < 0)
-        return mem(j, k, out_arg[j->c->steps[k].op.kind], i0);
-    return regs + (size_t)j->slot[k] * j->block * j->es;
+        return (ref){mem(j, k, out_arg[j->c->steps[k].op.kind]), -1};
+    return (ref){NULL, j->slot[k]};
 }
 
-/* Operand a of step k for the block at i0. */
-static const void *in(const job *j, int k, int a, size_t i0, char *regs)
+/* Operand a of step k. */
+static inline ref in(const job *j, int k, int a)
 {
     int f = j->c->steps[k].from[a];
-    return f >= 0 ? result(j, f, i0, regs) : mem(j, k, a, i0);
+    return f >= 0 ? result(j, f) : (ref){mem(j, k, a), -1};
 }
 
-static void copy_block(void *dst, const void *src, size_t bytes)
-{
-    if (dst != src)
-        memmove(dst, src, bytes);
-}
-
-#define K2(NAME, ...) (f32 ? k()->NAME##_f(__VA_ARGS__) : k()->NAME##_d(__VA_ARGS__))
-static void run_step(const job *j, int s, size_t i0, size_t n, char *regs)
+/* Step s as an instruction (and the store of its result when it is computed in a slot). */
+static void decode(job *j, int s)
 {
     const xo_op_desc *d = &j->c->steps[s].op;
-    const int f32 = d->dtype == XO_F32;
     const double a = d->alpha, b = d->beta;
-    void *o = result(j, s, i0, regs);
+    insn *p = &j->prog[j->len++];
+    *p = (insn){.o = result(j, s), .x = {NULL, -1}, .y = {NULL, -1}, .a = a, .b = b};
     switch (d->kind) {
-    case XO_OP_UNARY: xo__cpu_unary_loop(d->dtype, d->subop, in(j, s, 0, i0, regs), o, n); break;
-    case XO_OP_BINARY:
-        xo__cpu_binary_loop(d->dtype, d->subop, in(j, s, 0, i0, regs), in(j, s, 1, i0, regs), o, n);
-        break;
-    case XO_OP_BINARY_SCALAR: xo__cpu_bscalar_loop(d->dtype, d->subop, in(j, s, 0, i0, regs), a, o, n); break;
+    case XO_OP_UNARY: p->code = I_UNARY + d->subop; p->x = in(j, s, 0); break;
+    case XO_OP_BINARY: p->code = I_BINARY + d->subop; p->x = in(j, s, 0); p->y = in(j, s, 1); break;
+    case XO_OP_BINARY_SCALAR: p->code = I_BSCALAR + d->subop; p->x = in(j, s, 0); break;
     case XO_OP_SCAL: /* alpha == 0 writes zeros, whatever x held */
-        if (a == 0)
-            K2(fill, 0, o, n);
-        else
-            K2(scale, a, in(j, s, 0, i0, regs), o, n);
+        p->code = a == 0 ? I_FILL : I_SCALE;
+        p->x = in(j, s, 0);
         break;
-    case XO_OP_FILL: K2(fill, a, o, n); break;
-    case XO_OP_AXPY:
-        if (a == 0) /* BLAS: y stays, x is not read */
-            copy_block(o, in(j, s, 1, i0, regs), n * j->es);
-        else
-            K2(axpy, a, in(j, s, 0, i0, regs), in(j, s, 1, i0, regs), o, n);
+    case XO_OP_FILL: p->code = I_FILL; break;
+    case XO_OP_AXPY: /* BLAS: alpha == 0 leaves y, x is not read */
+        p->code = a == 0 ? I_COPY : I_AXPY;
+        p->x = in(j, s, a == 0 ? 1 : 0);
+        p->y = in(j, s, 1);
         break;
     case XO_OP_AXPBY: /* beta == 0 never reads y, alpha == 0 never reads x */
-        if (a == 0 && b == 0)
-            K2(fill, 0, o, n);
-        else if (b == 0)
-            K2(scale, a, in(j, s, 0, i0, regs), o, n);
-        else if (a == 0)
-            K2(scale, b, in(j, s, 1, i0, regs), o, n);
-        else
-            K2(axpby, a, in(j, s, 0, i0, regs), b, in(j, s, 1, i0, regs), o, n);
+        if (a == 0 && b == 0) {
+            p->code = I_FILL;
+            p->a = 0;
+        } else if (b == 0 || a == 0) {
+            p->code = I_SCALE;
+            p->x = in(j, s, b == 0 ? 0 : 1);
+            p->a = b == 0 ? a : b;
+        } else {
+            p->code = I_AXPBY;
+            p->x = in(j, s, 0);
+            p->y = in(j, s, 1);
+        }
         break;
-    case XO_OP_COPY: copy_block(o, in(j, s, 0, i0, regs), n * j->es); break;
+    case XO_OP_COPY: p->code = I_COPY; p->x = in(j, s, 0); break;
     default: { /* XO_OP_SCALE_BY: x *= s[0], the factor read whole */
-        const char *sp = mem(j, s, 0, 0);
-        K2(scale, f32 ? *(const float *)sp : *(const double *)sp, in(j, s, 1, i0, regs), o, n);
+        const char *sp = mem(j, s, 0);
+        p->code = I_SCALE;
+        p->x = in(j, s, 1);
+        p->a = d->dtype == XO_F32 ? *(const float *)sp : *(const double *)sp;
         break;
     }
     }
     if (j->copy[s])
-        copy_block(mem(j, s, out_arg[d->kind], i0), o, n * j->es);
+        j->prog[j->len++] = (insn){.code = I_COPY, .x = p->o, .o = {mem(j, s, out_arg[d->kind]), -1}, .y = {NULL, -1}};
 }
-#undef K2
 
 static void run_blocks(void *arg, size_t b, size_t e, int chunk)
 {
     const job *j = arg;
     char *regs = j->scratch + (size_t)chunk * (size_t)j->nslots * j->block * j->es;
-    for (size_t blk = b; blk < e; blk++) {
-        size_t i0 = blk * j->block, n = j->c->n - i0 < j->block ? j->c->n - i0 : j->block;
-        for (int s = 0; s < j->c->nsteps; s++)
-            run_step(j, s, i0, n, regs);
-    }
+    size_t n = j->c->n;
+    b *= j->block;
+    e = e * j->block < n ? e * j->block : n;
+    if (j->c->dtype == XO_F32)
+        k()->program_f(j, regs, b, e);
+    else
+        k()->program_d(j, regs, b, e);
 }
 
 /* Where each result lives: its output's memory when stored and no later step stores to
@@ -185,7 +249,7 @@ static void assign_slots(job *j)
     }
     const char *at[XO_CHAIN_MAX]; /* each step's output */
     for (int s = 0; s < c->nsteps; s++)
-        at[s] = mem(j, s, out_arg[c->steps[s].op.kind], 0);
+        at[s] = mem(j, s, out_arg[c->steps[s].op.kind]);
     j->nslots = 0;
     for (int s = 0; s < c->nsteps; s++) {
         int home = c->steps[s].store;
@@ -232,10 +296,14 @@ xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, cons
     if (!xo__cpu_chain_supports(c, 0))
         return host->set_error(XO_ERR_UNSUPPORTED, "cpu plugin: a chain it does not support (%d steps, n=%zu)",
                                c ? c->nsteps : 0, c ? c->n : 0);
-    job j = {.c = c, .es = c->dtype == XO_F32 ? sizeof(float) : sizeof(double)};
-    const size_t block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
-    j.block = c->n < block ? (c->n + 15) / 16 * 16 : block;
+    job j; /* not zeroed: decode() writes the len instructions used */
+    j.c = c;
+    j.es = c->dtype == XO_F32 ? sizeof(float) : sizeof(double);
+    j.len = 0;
+    j.block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
     assign_slots(&j);
+    for (int st = 0; st < c->nsteps; st++)
+        decode(&j, st);
     size_t nblocks = (c->n + j.block - 1) / j.block, grain = XO_CPU_GRAIN / j.block;
     grain = grain ? grain : 1;
     size_t chunks = nblocks >= grain ? (size_t)xo__cpu_pool_threads(pool) : 1;

@@ -163,8 +163,8 @@ static inline float xo__cpu_expf(float x)
  * (against double tanh); NaN stays NaN (both clamps keep it), +-inf gives +-1. */
 static inline float xo__cpu_tanhf(float x)
 {
-    float c = x > 7.90531110763549805f ? 7.90531110763549805f : x;
-    c = c < -7.90531110763549805f ? -7.90531110763549805f : c;
+    float c = x < 7.90531110763549805f ? x : 7.90531110763549805f;
+    c = c > -7.90531110763549805f ? c : -7.90531110763549805f;
     float z = c * c;
     float p = -2.76076847742355e-16f;
     p = p * z + 2.00018790482477e-13f;
@@ -178,6 +178,7 @@ static inline float xo__cpu_tanhf(float x)
     q = q * z + 2.26843463243900e-03f;
     q = q * z + 4.89352518554385e-03f;
     float r = p * c / q;
-    return fabsf(x) < 0.0004f ? x : r;
+    r = fabsf(x) < 0.0004f ? x : r;
+    return x != x ? x : r;
 }
 #endif
