@@ -14,7 +14,7 @@
 
 /* ---- random chains and what describe shows ------------------------------------------- */
 
-#define FN (3 * 4096 + 17) /* more than one CPU block (2048), and a tail; 107 x 115 */
+#define FN (3 * 4096 + 17) /* more than one CPU block (1024), and a tail; 107 x 115 */
 #define FBUF 6
 
 /* One random element-wise op over FN elements of buffers from bufs (FN + 8 each), at
@@ -610,6 +610,110 @@ static void plan_gemm_epilogue(void **state)
     xot_plan_done(ctx);
 }
 
+/* ---- the CPU's chain runner on every op, every tail length ---------------------------- */
+
+extern size_t xo__cpu_chain_min_n; /* plugins/cpu/cpu_chain.c: shorter chains run op by op */
+
+#define SD(fp64, name, ...) ((fp64) ? xo_d##name(__VA_ARGS__) : xo_s##name(__VA_ARGS__))
+enum { EA, EB, EC, EY, ED, EE, ENB };
+
+/* A chain through every kind the runner decodes, with unary op u (and another in place),
+ * the binary and binary_scalar sub-ops in turn, scal/axpy/axpby with their zero
+ * coefficients in turn, outputs aliasing inputs (in place, c = b, copy then both read). */
+static xo_status every_kind(xo_context *ctx, int fp64, int u, size_t n, xo_buffer **b)
+{
+    static const double ab[4][2] = {{0.5, 0.25}, {0.0, 0.25}, {0.5, 0.0}, {0.0, 0.0}};
+    xo_status st = XO_OK;
+#define STEP(call) if (st == XO_OK) st = (call)
+    STEP(SD(fp64, unary, ctx, (xo_unary_op)u, n, b[EA], 0, b[EY], 0));
+    STEP(SD(fp64, binary, ctx, (xo_binary_op)(u % XO_BINARY_OP_COUNT), n, b[EY], 0, b[EB], 0, b[EY], 0));
+    STEP(SD(fp64, unary, ctx, (xo_unary_op)((u + 7) % XO_UNARY_OP_COUNT), n, b[EY], 0, b[EY], 0));
+    STEP(SD(fp64, binary_scalar, ctx, (xo_binary_op)((u + 2) % XO_BINARY_OP_COUNT), n, b[EY], 0, 0.75, b[EY], 0));
+    STEP(SD(fp64, scal, ctx, n, u % 4 == 0 ? 0.0 : 1.25, b[EY], 0, 1));
+    STEP(SD(fp64, axpy, ctx, n, u % 3 == 0 ? 0.0 : 0.5, b[EA], 0, 1, b[EY], 0, 1));
+    STEP(SD(fp64, axpby, ctx, n, ab[u % 4][0], b[EB], 0, 1, ab[u % 4][1], b[EY], 0, 1));
+    STEP(SD(fp64, fill, ctx, n, 0.5, b[EE], 0, 1));
+    STEP(SD(fp64, binary, ctx, XO_MAX, n, b[EY], 0, b[EE], 0, b[EY], 0));
+    STEP(SD(fp64, scale_by, ctx, n, b[EC], (size_t)u % n, b[EY], 0, 1));
+    STEP(SD(fp64, copy, ctx, n, b[EY], 0, 1, b[ED], 0, 1));
+    STEP(SD(fp64, binary, ctx, XO_ADD, n, b[ED], 0, b[EY], 0, b[ED], 0));
+    STEP(SD(fp64, binary, ctx, XO_SUB, n, b[EA], 0, b[EY], 0, b[EY], 0));
+#undef STEP
+    return st;
+}
+
+/* Inputs in [-2, 2] (the domains of log, sqrt... crossed, so NaN arises too), with NaN,
+ * +-inf and zeros in a and b. */
+static xo_buffer *every_kind_buffer(xo_context *ctx, int fp64, int which, size_t n)
+{
+    double *v = malloc(n * sizeof(double));
+    xot_fill_d(v, n, 500 + (uint64_t)which, -2.0, 2.0);
+    for (size_t i = 0; i < n; i++) {
+        if (which == EA && i % 11 == 5) v[i] = NAN;
+        if (which == EA && i % 17 == 9) v[i] = i % 2 ? INFINITY : -INFINITY;
+        if (which == EB && i % 13 == 7) v[i] = NAN;
+        if (which == EB && i % 19 == 3) v[i] = 0.0;
+    }
+    xo_buffer *buf;
+    if (fp64) {
+        buf = xot_buffer(ctx, v, n * sizeof(double));
+    } else {
+        float *f = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++) f[i] = (float)v[i];
+        buf = xot_buffer(ctx, f, n * sizeof(float));
+        free(f);
+    }
+    free(v);
+    return buf;
+}
+
+static void plan_chain_cpu_every_op(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 47, 63, 64, 65, 127, 128, 129, 255, 257, 1000, 4099};
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    const size_t saved = xo__cpu_chain_min_n;
+    xo__cpu_chain_min_n = 1; /* every length fuses */
+    for (int fp64 = 0; fp64 <= 1; fp64++)
+        for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
+            for (int u = 0; u < XO_UNARY_OP_COUNT; u++) {
+                size_t n = lengths[l];
+                xo_buffer *e[ENB], *p[ENB];
+                for (int i = 0; i < ENB; i++) {
+                    e[i] = every_kind_buffer(ctx, fp64, i, n);
+                    p[i] = every_kind_buffer(ctx, fp64, i, n);
+                }
+                xot_assert_ok(every_kind(ctx, fp64, u, n, e));
+                xot_assert_ok(xo_capture_begin(ctx));
+                xot_assert_ok(every_kind(ctx, fp64, u, n, p));
+                xo_plan *plan;
+                xot_assert_ok(xo_capture_end(ctx, &plan));
+                char text[8192];
+                xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+                if (!xot_contains(text, "unary+"))
+                    fail_msg("%s n=%zu unary %d: not fused\n%s", fp64 ? "f64" : "f32", n, u, text);
+                xot_assert_ok(xo_plan_run(plan));
+                for (int i = 0; i < ENB; i++) {
+                    void *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
+                    long bad = fp64 ? xot_first_mismatch_d(x, y, n, 1e-12) : xot_first_mismatch_f(x, y, n, 1e-6);
+                    if (bad >= 0)
+                        fail_msg("%s n=%zu unary %d: buffer %d differs at %ld (%g, eager %g)\n%s",
+                                 fp64 ? "f64" : "f32", n, u, i, bad,
+                                 fp64 ? ((double *)x)[bad] : (double)((float *)x)[bad],
+                                 fp64 ? ((double *)y)[bad] : (double)((float *)y)[bad], text);
+                    free(x);
+                    free(y);
+                    xo_buffer_destroy(e[i]);
+                    xo_buffer_destroy(p[i]);
+                }
+                xo_plan_destroy(plan);
+            }
+    xo__cpu_chain_min_n = saved;
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -621,6 +725,7 @@ int main(void)
         cmocka_unit_test(plan_chain_alloc_fails),
         cmocka_unit_test(plan_fused_threads),
         cmocka_unit_test(plan_gemm_epilogue),
+        cmocka_unit_test(plan_chain_cpu_every_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

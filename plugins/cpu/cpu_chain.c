@@ -30,16 +30,28 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* Elements per block: the temporaries of a block stay in L1 (256 floats are 1 KB) while
- * every instruction runs over it, and the loop overhead of one instruction (about 10
- * cycles) is spread over 16 vectors. Full blocks of BLOCK elements run loops compiled
- * for that count (2-7% faster than the same loops with the count in a variable). The
- * variable is only for xo_chain_cpu blocks' sweep (other sizes take the generic loops). */
-#define BLOCK 128
-size_t xo__cpu_chain_block = BLOCK;
-/* Shorter chains run op by op: MEASURED BELOW. A variable only so that the bench can
- * time both sides. */
-size_t xo__cpu_chain_min_n = 2048;
+/* Elements per block. In cache, long blocks: the loop overhead of one instruction (about
+ * 10 cycles) is spread over more vectors (1024 floats: 13-16% faster than 128 at 1K-64K
+ * elements). Streaming from memory, short ones: every instruction's loads and stores of
+ * memory come in small bursts between the others' work, and the pass runs 20-30% faster
+ * with 128 than with 256-1024 (2M-8M floats, in-process A/B of xo_chain_cpu's chain).
+ * The long ones while each operand fits in 4 MB. Full blocks run loops compiled for that
+ * count (2-7% faster than the same loops with the count in a variable). */
+#define BLOCK_CACHED 1024
+#define BLOCK_STREAMED 128
+#define STREAMED_BYTES ((size_t)4 << 20)
+/* 0: as above; else every chain's block (xo_chain_cpu blocks' sweep; sizes other than
+ * the two take the generic loops). */
+size_t xo__cpu_chain_block = 0;
+/* Shorter chains run op by op. While the operands stay in cache the ops alone stream
+ * through L1 as a fused block does, so fusion saves nothing per element and costs its
+ * setup: about 55 ns here (decoding the chain, and the plan's own path for a fused step),
+ * against about 7 ns per op of a plan replaying ops. Measured (xo_chain_cpu 21 tiny: the
+ * 8-op tanh chain, plan fused against plan op by op, 2-core AMD EPYC shared with other
+ * builds, medians of 21 rounds): 0.62x at 16 elements, 0.64 at 64, 0.76 at 256, 0.92 at
+ * 1024, 0.96 at 2048, 1.03 at 4096, 1.22 at 8192, 3.0 at 16384 (where OpenBLAS starts
+ * threads for the scal and axpy). A variable only so that the bench can time both sides. */
+size_t xo__cpu_chain_min_n = 4096;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
@@ -84,7 +96,7 @@ typedef struct job {
     signed char slot[XO_CHAIN_MAX];   /* -1: in its output operand's memory */
     unsigned char copy[XO_CHAIN_MAX]; /* computed in a slot, then stored */
     insn prog[2 * XO_CHAIN_MAX];
-    char *scratch; /* [chunk][slot][BLOCK] */
+    char *scratch; /* [chunk][slot][block] */
 } job;
 
 /* The loop of each instruction over one block of n elements: o may be x or y (element i
@@ -127,12 +139,16 @@ typedef struct job {
     ATTR static void program_##SUF(const job *j, char *regs, size_t b, size_t e)                       \
     {                                                                                                 \
         for (size_t i0 = b; i0 < e; i0 += j->block) {                                                 \
-            if (j->block == BLOCK && e - i0 >= BLOCK)                                                 \
+            size_t n = e - i0 < j->block ? e - i0 : j->block;                                         \
+            if (n == BLOCK_CACHED)                                                                    \
                 for (int s = 0; s < j->len; s++)                                                      \
-                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK);                                      \
+                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK_CACHED);                               \
+            else if (n == BLOCK_STREAMED)                                                             \
+                for (int s = 0; s < j->len; s++)                                                      \
+                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK_STREAMED);                             \
             else                                                                                      \
                 for (int s = 0; s < j->len; s++)                                                      \
-                    insn_##SUF(j, &j->prog[s], regs, i0, e - i0 < j->block ? e - i0 : j->block);      \
+                    insn_##SUF(j, &j->prog[s], regs, i0, n);                                          \
         }                                                                                             \
     }
 
@@ -300,7 +316,9 @@ xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, cons
     j.c = c;
     j.es = c->dtype == XO_F32 ? sizeof(float) : sizeof(double);
     j.len = 0;
-    j.block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
+    j.block = c->n * j.es > STREAMED_BYTES ? BLOCK_STREAMED : BLOCK_CACHED;
+    if (xo__cpu_chain_block)
+        j.block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
     assign_slots(&j);
     for (int st = 0; st < c->nsteps; st++)
         decode(&j, st);

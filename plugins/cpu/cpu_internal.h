@@ -160,7 +160,10 @@ static inline float xo__cpu_expf(float x)
  * denormals). One division and 11 multiply-adds: about half the time of 1 - 2/(e^2x + 1)
  * with our expf (0.23 against 0.40 ns per element, one AVX-512 core), which made a fused
  * chain with a tanh compute-bound. Max relative error 3.9e-7 over the float range
- * (against double tanh); NaN stays NaN (both clamps keep it), +-inf gives +-1. */
+ * (against double tanh); NaN stays NaN (the last line), +-inf gives +-1. The clamps are
+ * written x < K ? x : K: in the form x > K ? K : x (which kept NaN by itself) GCC split
+ * the vector loop into masked paths with two divisions per vector (0.22-0.25 against
+ * 0.195 ns per element now, one AVX-512 core). */
 static inline float xo__cpu_tanhf(float x)
 {
     float c = x < 7.90531110763549805f ? x : 7.90531110763549805f;
