@@ -4,26 +4,25 @@
  * Each run decodes the chain once into a program: one instruction per step (an opcode
  * and where its operands are), plus a store where a result computed in a temporary must
  * also reach memory. The program then runs block by block, every instruction over a
- * block of BLOCK elements before the next block, all in one function per instruction set
- * and element type: the instruction's loop is a case of one switch, the loops of the
- * unary, binary and binary_scalar ops expanded from the op maps and xo_formulas.h (the
- * same formulas as cpu_elementwise.c's loops, so the same results) and four loops for the
- * BLAS-like kinds (scal, fill, axpy, axpby, copy, scale_by reduced to axpby, axpy, scale,
- * fill, copy). A step reads an operand from memory, or (from[a] >= 0) the result of an
- * earlier step: that result lives in its output operand's memory when it is stored and
- * nothing stores over it while it is still read, else in one of the thread's temporary
- * blocks (slots, reused once their value is dead). A result that is not stored (store =
- * 0) never reaches memory.
+ * block before the next block, all in one function per instruction set and element
+ * type: the instruction's loop is a case of one switch, the loops of the unary, binary
+ * and binary_scalar ops expanded from the op maps and xo_formulas.h (the same formulas as
+ * cpu_elementwise.c's loops, so the same results) and five loops for the BLAS-like kinds
+ * (scal, fill, axpy, axpby, copy, scale_by reduced to axpby, axpy, scale, fill, copy). A
+ * step reads an operand from memory, or (from[a] >= 0) the result of an earlier step:
+ * that result lives in its output operand's memory when it is stored and nothing stores
+ * over it while it is still read, else in one of the thread's temporary blocks (slots,
+ * reused once their value is dead). A result that is not stored (store = 0) never
+ * reaches memory.
  *
- * Why this shape (xo_chain_cpu 15 big, the 8-op tanh chain over 4M floats, 2-core AMD
- * EPYC with AVX-512, shared with other builds, taking turns): the former runner called
- * each op's own loop (cpu_elementwise.c, through its function table) per step per block
- * of 2048 elements and ran at 1.4-1.5x eager, 20-22 GB/s. With the loops inlined into
- * one switch over blocks of 256, the same chain runs at 2.3x eager, 33 GB/s under load,
- * and at 1.25-1.4 ms (48-54 GB/s) when the other core is free: then the pass is
- * memory-bound (it moves 20 bytes per element with the write-allocate of y, against the
- * 72 of the eager ops' stream). In cache one element of this chain costs 0.33-0.38 ns on
- * one core, half of it the tanh (one division per vector). */
+ * Why this shape (xo_chain_cpu 15 big: the 8-op tanh chain over 4M floats, 2-core AMD
+ * EPYC with AVX-512 shared with other builds, the two builds alternating): the former
+ * runner called each op's own loop (cpu_elementwise.c, through its function table) per
+ * step per block of 2048 elements and ran at 1.48-1.53x eager, 19.5-21.1 GB/s; this one
+ * at 2.31-2.34x, 32.4-34.6 GB/s (47-49% of the eager ops' streaming rate), 1.0-1.3 ms
+ * (50-64 GB/s) in the quietest moments. In cache one element of that chain costs
+ * 0.33-0.38 ns on one core: half of it the tanh (one division per vector), the rest
+ * about a cycle per vector for each other step (a load, the op and a store in L1). */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
