@@ -116,14 +116,20 @@ typedef struct job {
 /* The program over elements [b, e) of the chain, block by block: every instruction on a
  * block before the next block. */
 #define CHAIN_PROGRAM(T, SUF, ATTR)                                                                   \
-    ATTR static inline __attribute__((always_inline)) void insn_##SUF(const job *j, const insn *in, char *regs, \
-                                                                      size_t i0, size_t n)             \
+    typedef struct { /* an instruction with its places for one thread's temporaries */          \
+        int code;                                                                                     \
+        T a, b;                                                                                       \
+        char *at[3];    /* x, y, o of the block at element i0: at[k] + i0 * step[k] */                \
+        size_t step[3]; /* bytes per element in memory, 0 in a slot */                                \
+    } placed_##SUF;                                                                                   \
+    ATTR static inline __attribute__((always_inline)) void insn_##SUF(const placed_##SUF *in, size_t i0, \
+                                                                      size_t n)                       \
     {                                                                                                 \
         typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */         \
-        const T *x = (const T *)addr(j, &in->x, regs, i0);                                            \
-        const T *y = (const T *)addr(j, &in->y, regs, i0);                                            \
-        T *o = (T *)addr(j, &in->o, regs, i0);                                                        \
-        const T a = (T)in->a, b = (T)in->b;                                                           \
+        const T *x = (const T *)(in->at[0] + i0 * in->step[0]);                                       \
+        const T *y = (const T *)(in->at[1] + i0 * in->step[1]);                                       \
+        T *o = (T *)(in->at[2] + i0 * in->step[2]);                                                   \
+        const T a = in->a, b = in->b;                                                                 \
         switch (in->code) {                                                                           \
             XO_UNARY_OP_MAP(UNARY_CASE_)                                                              \
             XO_BINARY_OP_MAP(BINARY_CASE_)                                                            \
@@ -137,25 +143,30 @@ typedef struct job {
     }                                                                                                 \
     ATTR static void program_##SUF(const job *j, char *regs, size_t b, size_t e)                       \
     {                                                                                                 \
+        placed_##SUF p[2 * XO_CHAIN_MAX];                                                             \
+        for (int s = 0; s < j->len; s++) {                                                            \
+            const ref *r[3] = {&j->prog[s].x, &j->prog[s].y, &j->prog[s].o};                          \
+            p[s].code = j->prog[s].code;                                                              \
+            p[s].a = (T)j->prog[s].a;                                                                 \
+            p[s].b = (T)j->prog[s].b;                                                                 \
+            for (int k = 0; k < 3; k++) {                                                             \
+                p[s].at[k] = r[k]->slot >= 0 ? regs + (size_t)r[k]->slot * j->block * sizeof(T) : r[k]->mem; \
+                p[s].step[k] = r[k]->slot >= 0 ? 0 : sizeof(T);                                       \
+            }                                                                                         \
+        }                                                                                             \
         for (size_t i0 = b; i0 < e; i0 += j->block) {                                                 \
             size_t n = e - i0 < j->block ? e - i0 : j->block;                                         \
             if (n == BLOCK_CACHED)                                                                    \
                 for (int s = 0; s < j->len; s++)                                                      \
-                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK_CACHED);                               \
+                    insn_##SUF(&p[s], i0, BLOCK_CACHED);                                              \
             else if (n == BLOCK_STREAMED)                                                             \
                 for (int s = 0; s < j->len; s++)                                                      \
-                    insn_##SUF(j, &j->prog[s], regs, i0, BLOCK_STREAMED);                             \
+                    insn_##SUF(&p[s], i0, BLOCK_STREAMED);                                            \
             else                                                                                      \
                 for (int s = 0; s < j->len; s++)                                                      \
-                    insn_##SUF(j, &j->prog[s], regs, i0, n);                                          \
+                    insn_##SUF(&p[s], i0, n);                                                         \
         }                                                                                             \
     }
-
-/* Where operand r of the block at element i0 is. */
-static inline char *addr(const job *j, const ref *r, char *regs, size_t i0)
-{
-    return r->slot >= 0 ? regs + (size_t)r->slot * j->block * j->es : r->mem + i0 * j->es;
-}
 
 XO_CPU_INSTANTIATE(CHAIN_PROGRAM)
 
