@@ -667,10 +667,18 @@ static xo_buffer *every_kind_buffer(xo_context *ctx, int fp64, int which, size_t
     return buf;
 }
 
+/* Every op kind and sub-op the CPU's chain runner decodes, at every length to 65 and
+ * around its blocks, f32 and f64, in place and aliased, NaN, inf and zeros among the
+ * inputs: the plan (fused whatever the length) against the same calls eagerly. */
 static void plan_chain_cpu_every_op(void **state)
 {
     (void)state;
-    static const size_t lengths[] = {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 47, 63, 64, 65, 127, 128, 129, 255, 257, 1000, 4099};
+    /* every length to 65 (the vector tails), then around the blocks of 128 and 1024 */
+    static const size_t edges[] = {127, 128, 129, 255, 257, 1023, 1024, 1025, 4099};
+    size_t lengths[65 + sizeof edges / sizeof *edges];
+    for (size_t l = 0; l < 65; l++)
+        lengths[l] = l + 1;
+    memcpy(lengths + 65, edges, sizeof edges);
     int mock;
     xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
     ctx->forced = 0;
