@@ -178,6 +178,7 @@ void xo__bench_eval1_cblas_tuned(void *e); /* bench_eval1.c's state */
 
 /* bench_eval1.c: fills b->eval1; 0, or XO_TOOL_FAIL (a variant failed or was wrong). */
 int xo__bench_run_eval1(xo__bench *b);
+void xo__bench_print_eval1(const xo__bench *b, FILE *f); /* `xo bench --eval1` */
 
 /* bench_report.c */
 void xo__bench_analyse(xo__bench *b);

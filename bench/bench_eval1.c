@@ -298,4 +298,23 @@ int xo__bench_run_eval1(xo__bench *b)
     eval1_free(e);
     return rc;
 }
+
+/* `xo bench --eval1`: the evaluation's figures alone, as text. */
+void xo__bench_print_eval1(const xo__bench *b, FILE *f)
+{
+    const xo__bench_eval1 *ev = &b->eval1;
+    if (!ev->batches) return;
+    fprintf(f, "3-100-3 batch 1, ns per evaluation over %d batches of %d:\n%-8s %10s %10s %8s\n", ev->batches,
+            ev->evals_per_batch, "way", "median", "fastest", "/ loop");
+    const double loop = ev->median_ns[XO_EVAL1_LOOP];
+    for (int k = 0; k < XO_EVAL1_N; k++) {
+        if (!(ev->median_ns[k] > 0)) {
+            fprintf(f, "%-8s %10s\n", xo__bench_eval1_names[k], "-");
+            continue;
+        }
+        fprintf(f, "%-8s %10.1f %10.1f %8.2f\n", xo__bench_eval1_names[k], ev->median_ns[k], ev->best_ns[k],
+                loop > 0 ? ev->median_ns[k] / loop : 0.0);
+    }
+    fprintf(f, "%s\n", ev->plan_summary);
+}
 #endif
