@@ -230,12 +230,14 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
         if ((writes >> i & 1u) && xo__inflight(buf[i])) /* zero-copy devices may still read it */
             return xo__dispatch_slow(op);
 
-    /* The CPU, with every operand it needs current on the host. */
-    xo_op_desc desc = op->desc;
+    /* The CPU, with every operand it needs current on the host (in place: a copy of the
+     * description costs more than the rest of this path). */
+    xo_buffer *out = buf[__builtin_ctz(writes)];
+    const char *fn = op->fn;
     for (int i = 0; i < narg; i++)
-        desc.arg[i].host = buf[i]->host;
-    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &desc, buf[__builtin_ctz(writes)]), 0))
-        return xo__dispatch_cpu_failed(op, &desc, s, e, forced);
+        op->desc.arg[i].host = buf[i]->host;
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, fn, &op->desc, out), 0))
+        return xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
     return XO_OK;
 }
 
