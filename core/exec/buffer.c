@@ -50,6 +50,8 @@ xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped,
     b->ctx = ctx;
     b->bytes = bytes;
     b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
+    static _Atomic uint64_t next_id = 1;
+    b->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
     b->host = host;
     b->wrapped = wrapped;
     atomic_init(&b->valid, 1u);
