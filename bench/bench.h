@@ -85,6 +85,9 @@ typedef struct xo__bench_eval1 {
     double max_rel[XO_EVAL1_N];   /* largest relative error of y against a double reference */
     int batches, evals_per_batch;
     char plan_summary[192];
+    /* the plan's CPU kernels alone (its steps' plugin calls and the write's and read's
+     * copies, without the replay around them) and the plan in turn with them: medians */
+    double kernels_ns, kernels_plan_ns;
 } xo__bench_eval1;
 
 /* A crossover: the smallest size from which a device beats the CPU at every larger
