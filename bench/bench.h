@@ -85,6 +85,9 @@ typedef struct xo__bench_eval1 {
     double max_rel[XO_EVAL1_N];   /* largest relative error of y against a double reference */
     int batches, evals_per_batch;
     char plan_summary[192];
+    /* the plan's CPU kernels alone (its steps' plugin calls and the write's and read's
+     * copies, without the replay around them) and the plan in turn with them: medians */
+    double kernels_ns, kernels_plan_ns;
 } xo__bench_eval1;
 
 /* A crossover: the smallest size from which a device beats the CPU at every larger
@@ -178,6 +181,7 @@ void xo__bench_eval1_cblas_tuned(void *e); /* bench_eval1.c's state */
 
 /* bench_eval1.c: fills b->eval1; 0, or XO_TOOL_FAIL (a variant failed or was wrong). */
 int xo__bench_run_eval1(xo__bench *b);
+void xo__bench_print_eval1(const xo__bench *b, FILE *f); /* `xo bench --eval1` */
 
 /* bench_report.c */
 void xo__bench_analyse(xo__bench *b);

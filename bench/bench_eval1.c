@@ -16,6 +16,8 @@
  * Each way's y is first checked against a double-precision reference. */
 #include "bench.h"
 
+#include "xo_plan.h" /* the plan's steps, for its kernels alone */
+
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -141,6 +143,47 @@ static xo_status eval_kind(xo_context *ctx, eval1 *e, int kind)
 #endif
     default: eval_loop(e); return XO_OK;
     }
+}
+
+/* The plan's work without the replay: each recorded write and read as its memcpy, each
+ * step the plan runs on the CPU as the CPU plugin's run() of its description (host
+ * pointers filled in), back to back. 0 if the plan has a step elsewhere. */
+typedef struct eval1_kernels {
+    int n;
+    xo_op_desc desc[8];
+    struct { int kind; void *host, *buf; size_t bytes; } io[2];
+} eval1_kernels;
+
+static int kernels_of(const xo_plan *p, eval1_kernels *k)
+{
+    memset(k, 0, sizeof *k);
+    int nio = 0;
+    for (int i = 0; i < p->nsteps; i++) {
+        const xo__step *s = &p->steps[i];
+        if (s->kind != XO_STEP_OP) {
+            if (nio == 2) return 0;
+            k->io[nio].kind = s->kind;
+            k->io[nio].host = s->host;
+            k->io[nio].buf = (char *)s->op.buf[0]->host + s->offset;
+            k->io[nio++].bytes = s->bytes;
+            continue;
+        }
+        if (s->epilogue < 0 || s->fused < 0) continue; /* run by the step before it */
+        if (s->dev != 0 || s->fused > 0 || k->n == 8) return 0;
+        k->desc[k->n] = s->op.desc;
+        for (int a = 0; a < s->op.desc.narg; a++)
+            k->desc[k->n].arg[a].host = s->op.buf[a] ? s->op.buf[a]->host : NULL;
+        k->n++;
+    }
+    return nio == 2 && k->io[0].kind == XO_STEP_WRITE && k->io[1].kind == XO_STEP_READ;
+}
+
+static void kernels_run(xo_context *ctx, const eval1_kernels *k)
+{
+    const xo__device *cpu = &ctx->dev[0];
+    memcpy(k->io[0].buf, k->io[0].host, k->io[0].bytes);
+    for (int i = 0; i < k->n; i++) cpu->plugin->run(cpu->pstate, 0, &k->desc[i], 0);
+    memcpy(k->io[1].host, k->io[1].buf, k->io[1].bytes);
 }
 
 /* ---- setup, check, timing ------------------------------------------------------------------ */
@@ -291,11 +334,58 @@ int xo__bench_run_eval1(xo__bench *b)
         out->median_ns[k] = v[batches / 2];
         out->best_ns[k] = v[0];
     }
+    /* the plan and its kernels alone, in turn (what the replay adds: their difference) */
+    eval1_kernels kern;
+    if (!failed[XO_EVAL1_PLAN] && kernels_of(e->plan, &kern)) {
+        memcpy(e->x, e->x0, sizeof e->x);
+        s = XO_OK;
+        for (int bt = -1; bt < batches && s == XO_OK; bt++)
+            for (int way = 0; way < 2; way++) {
+                double t0 = xo__tool_now_us();
+                for (int r = 0; r < per && s == XO_OK; r++) {
+                    if ((way + bt) & 1)
+                        kernels_run(b->ctx, &kern);
+                    else
+                        s = xo_plan_run(e->plan);
+                    for (int k = 0; k < D; k++) e->x[k] = e->x0[k] + 1e-3f * e->y[k];
+                }
+                if (bt >= 0) ns[(size_t)((way + bt) & 1) * batches + bt] = (xo__tool_now_us() - t0) * 1e3 / per;
+            }
+        if (s == XO_OK) {
+            qsort(ns, (size_t)batches, sizeof *ns, cmp_double);
+            qsort(ns + batches, (size_t)batches, sizeof *ns, cmp_double);
+            out->kernels_plan_ns = ns[batches / 2];
+            out->kernels_ns = ns[batches + batches / 2];
+        }
+    }
     free(ns);
     out->batches = batches;
     out->evals_per_batch = per;
     out->status = rc ? XO_BENCH_ERROR : XO_BENCH_OK;
     eval1_free(e);
     return rc;
+}
+
+/* `xo bench --eval1`: the evaluation's figures alone, as text. */
+void xo__bench_print_eval1(const xo__bench *b, FILE *f)
+{
+    const xo__bench_eval1 *ev = &b->eval1;
+    if (!ev->batches) return;
+    fprintf(f, "3-100-3 batch 1, ns per evaluation over %d batches of %d:\n%-8s %10s %10s %8s\n", ev->batches,
+            ev->evals_per_batch, "way", "median", "fastest", "/ loop");
+    const double loop = ev->median_ns[XO_EVAL1_LOOP];
+    for (int k = 0; k < XO_EVAL1_N; k++) {
+        if (!(ev->median_ns[k] > 0)) {
+            fprintf(f, "%-8s %10s\n", xo__bench_eval1_names[k], "-");
+            continue;
+        }
+        fprintf(f, "%-8s %10.1f %10.1f %8.2f\n", xo__bench_eval1_names[k], ev->median_ns[k], ev->best_ns[k],
+                loop > 0 ? ev->median_ns[k] / loop : 0.0);
+    }
+    fprintf(f, "%s\n", ev->plan_summary);
+    if (ev->kernels_ns > 0)
+        fprintf(f, "the plan's CPU kernels alone (plugin calls and copies): %.1f ns, the plan in turn with them %.1f ns: "
+                   "the replay adds %.1f ns\n",
+                ev->kernels_ns, ev->kernels_plan_ns, ev->kernels_plan_ns - ev->kernels_ns);
 }
 #endif

@@ -1,4 +1,4 @@
-/* xo bench [--quick] [--workloads] [--out DIR]: the cross-vendor benchmark. Sweeps (bench_sweep.c),
+/* xo bench [--quick] [--workloads] [--eval1] [--out DIR]: the cross-vendor benchmark. Sweeps (bench_sweep.c),
  * workloads (bench_workloads.c), analysis and outputs (bench_report.c, bench_svg.c). */
 #include "bench.h"
 
@@ -91,11 +91,14 @@ int xo__tool_cmd_bench(int argc, char **argv)
     }
     b->out_dir = "xo-bench";
     int workloads_only = 0; /* skip the op sweep */
+    int eval1_only = 0;     /* only the batch-1 evaluation, its table on stderr, no files */
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--quick") == 0) {
             b->quick = 1;
         } else if (strcmp(argv[a], "--workloads") == 0) {
             workloads_only = 1;
+        } else if (strcmp(argv[a], "--eval1") == 0) {
+            eval1_only = 1;
         } else if (strcmp(argv[a], "--out") == 0) {
             if (a + 1 >= argc || !argv[a + 1][0]) {
                 free(b);
@@ -107,7 +110,7 @@ int xo__tool_cmd_bench(int argc, char **argv)
             return xo__tool_usage_error("bench: unexpected argument '%s'", argv[a]);
         }
     }
-    if (check_writable(b->out_dir) != 0) {
+    if (!eval1_only && check_writable(b->out_dir) != 0) {
         free(b);
         return XO_TOOL_FAIL;
     }
@@ -145,6 +148,11 @@ int xo__tool_cmd_bench(int argc, char **argv)
     snprintf(au->spec, sizeof au->spec, "auto");
     au->device = -1;
 
+    if (eval1_only) {
+        rc = xo__bench_run_eval1(b) != 0 ? XO_TOOL_FAIL : XO_TOOL_OK;
+        xo__bench_print_eval1(b, stderr);
+        goto out;
+    }
     if (!workloads_only) {
         s = xo__bench_plan(b);
         if (s != XO_OK) {

@@ -32,13 +32,15 @@ static const command commands[] = {
      "--correction FILE reads correction factors as XO_LOG=summary\n"
      "prints them.\n"
      "e.g. xo explain sgemm 256 256 256\n"},
-    {"bench", xo__tool_cmd_bench, "[--quick] [--workloads] [--out DIR]",
+    {"bench", xo__tool_cmd_bench, "[--quick] [--workloads] [--eval1] [--out DIR]",
      "the cross-vendor benchmark: sweeps every device and\n"
      "auto placement, finds crossovers, regret, runs the\n"
      "workloads (eagerly, as plans, in plain CBLAS) and the\n"
      "batch-1 3-100-3 evaluation; writes results.csv,\n"
      "workloads.csv, summary.json, report.md and SVG plots\n"
-     "to DIR (default ./xo-bench); --workloads: no sweep\n"},
+     "to DIR (default ./xo-bench); --workloads: no sweep;\n"
+     "--eval1: only the batch-1 evaluation, its figures on\n"
+     "stderr, no files\n"},
     {"record", xo__tool_cmd_record, "[--out FILE] [--profiles DIR] [--quick]",
      "record this machine as a machine file for XO_SIMULATE\n"
      "(docs/machines/README.md): kernel times by kind and size,\n"

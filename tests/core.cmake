@@ -164,6 +164,10 @@ xo_add_test(test_plan_place SOURCES test_plan_place.c test_plan_cases.c LIBS xo_
 # The replay's fast path: runs of CPU steps checked and recorded once (mock holding copies).
 xo_add_test(test_plan_run SOURCES test_plan_run.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
             ENV XO_CALIBRATE=off)
+# The call memo: repeated calls skip checks and keys, yet follow every change of residency,
+# device policy, profile and buffer (mock holding copies).
+xo_add_test(test_memo SOURCES test_memo.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m
+            ENV XO_CALIBRATE=off)
 # Fusion of element-wise chains through each device's chain runner (CPU, mock, and any
 # other plugin's), results fused away only where the plan proves nobody sees them.
 xo_add_test(test_plan_fuse SOURCES test_plan_fuse.c test_plan_cases.c LIBS xo_mock xo_testutil crossover_internal m

@@ -413,6 +413,8 @@ struct xo_buffer {
     _Atomic uint32_t shared;              /* bit d: device d's copy is the host copy (zero-copy) */
     _Atomic uint32_t inflight;            /* bit d: shared device d may have queued ops on it */
     uint64_t size_key;                    /* bytes times an odd constant: its part of a decision key */
+    uint64_t id;                          /* unique over the process's buffers (a call memo's key:
+                                           * xo_dispatch.h) */
     _Atomic uint64_t rent_ns;             /* extra cost paid by keeping it off the host (ski rental) */
     xo_plugin_mem *mem[XO_MAX_DEVICES];   /* lazily allocated device copies (under move_lock) */
     pthread_mutex_t move_lock;            /* allocating device copies and moving data between them */

@@ -50,6 +50,8 @@ xo_status xo__buffer_new(xo_context *ctx, void *host, size_t bytes, int wrapped,
     b->ctx = ctx;
     b->bytes = bytes;
     b->size_key = (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
+    static _Atomic uint64_t next_id = 1;
+    b->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
     b->host = host;
     b->wrapped = wrapped;
     atomic_init(&b->valid, 1u);
@@ -107,14 +109,19 @@ xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t b
 xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes)
 {
     /* Only the span written becomes current on the host (residency.c): nothing moves,
-     * unless the span lists would grow too long. */
-    XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 0, 1));
-    xo__buffer_host_write_barrier(b, -1);
+     * unless the span lists would grow too long. A buffer current on the host alone, with
+     * no queued reader, needs none of that (a small input written every step). */
+    int host_only = xo__valid(b) == 1u && !xo__inflight(b);
+    if (!host_only) {
+        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 0, 1));
+        xo__buffer_host_write_barrier(b, -1);
+    }
     memcpy((char *)b->host + offset, src, bytes);
     if (b->user) /* the caller's memory holds what was written as soon as this returns */
         memcpy((char *)b->user + offset, src, bytes);
     atomic_store_explicit(&b->rent_ns, 0, memory_order_relaxed);
-    xo__buffer_wrote(b, 0, offset, offset + bytes);
+    if (!host_only)
+        xo__buffer_wrote(b, 0, offset, offset + bytes);
     return XO_OK;
 }
 
@@ -133,7 +140,8 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
 
 xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 1, 0)); /* the span read */
+    if (!(xo__valid(b) & 1u)) /* the span read comes home */
+        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 1, 0));
     memcpy(dst, (char *)b->host + offset, bytes);
     return XO_OK;
 }

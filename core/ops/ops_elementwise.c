@@ -18,6 +18,12 @@ static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, x
 static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
                         size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
 {
+    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)bop, n, (uintptr_t)a, a_off,
+                             (uintptr_t)b, b_off, (uintptr_t)c, c_off};
+    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
+    xo_status st;
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+        return st;
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BINARY, dt);
     RET(xo__check_ctx(&op));
@@ -34,12 +40,18 @@ static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, 
     op.reads = 3u;
     op.writes = 1u << 2;
     op.desc.narg = 3;
-    return xo__dispatch(&op);
+    return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
 }
 
 static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
                       size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
 {
+    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, rows, cols, (uintptr_t)a, a_off, lda, (uintptr_t)bv,
+                             bias_off};
+    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
+    xo_status st;
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+        return st;
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BIAS, dt);
     RET(xo__check_ctx(&op));
@@ -54,7 +66,7 @@ static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, si
     op.reads = 3u;
     op.writes = 1u;
     op.desc.narg = 2;
-    return xo__dispatch(&op);
+    return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
 }
 
 /* c[i] = a[i] op s; c may be a exactly. */

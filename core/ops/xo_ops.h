@@ -7,8 +7,12 @@
 #include "xo_op.h"
 #include "xo_dispatch.h" /* xo__dispatch: place, move, run, record */
 
+#include <string.h>
+
 
 #define XO_COLD __attribute__((cold, noinline))
+/* The number of raw argument words of a call memo (xo_dispatch.h). */
+#define XO_MEMO_N(args) ((int)(sizeof(args) / sizeof((args)[0])))
 XO_COLD xo_status xo__fail_null(const char *fn, const char *name);
 XO_COLD xo_status xo__fail_enum(const char *fn, const char *name, int value, int lo, int hi);
 XO_COLD xo_status xo__fail_layout(const char *fn, int layout);
@@ -267,6 +271,14 @@ xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, i
                 size_t n, const char *const names[4], xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off,
                 double alpha)
 {
+    uint64_t alpha_bits;
+    memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)(int64_t)subop, n, (uintptr_t)x, x_off,
+                             (uintptr_t)y, y_off, alpha_bits};
+    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
+    xo_status st;
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+        return st;
     xo__op op;
     xo__op_begin(&op, fn, ctx, kind, dt);
     XO_RETURN_IF_ERROR(xo__check_ctx(&op));
@@ -282,7 +294,7 @@ xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, i
     op.reads = 1u;
     op.writes = 1u << 1;
     op.desc.narg = 2;
-    return xo__dispatch(&op);
+    return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
 }
 
 /* One strided vector x that the op writes in place with a scalar (scal: x *= alpha,

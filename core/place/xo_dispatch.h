@@ -64,12 +64,38 @@ typedef struct xo__decision_slot {
     xo_decision d;
 } xo__decision_slot;
 
+/* ---- the call memo -------------------------------------------------------------------
+ * An op's checks and its decision key depend only on its arguments, on which buffers they
+ * name (a buffer's size and context never change) and on where those buffers are current.
+ * A program's step makes the same calls again and again, so each thread keeps the calls
+ * that last took the fast path below: their raw arguments, their buffers' ids, the op as
+ * validated and described, and the decision cache entry that placed it with the key it
+ * had. A call whose arguments and buffers match a memo, whose entry still holds that key
+ * (the buffers current where they were) and still lets a fast path take it, runs as the
+ * fast path would run it, without being checked and keyed again (xo__memo_run). Anything
+ * else is validated and dispatched as usual, and may fill the memo (xo__dispatch_memo). */
+#define XO_MEMO_SETS_LOG2 4 /* 16 sets of 2 memos per thread */
+#define XO_MEMO_ARGS 12     /* words of arguments: the entry point's name, ctx, then its own */
+typedef struct xo__memo {
+    uint64_t args[XO_MEMO_ARGS];
+    uint64_t ids[XO_MAX_ARGS]; /* op.buf[i]'s id */
+    uint64_t ctx_id;
+    uint64_t key[XO_KEY_WORDS];
+    xo__cache_entry *e;
+    xo__op op; /* host pointers filled in */
+} xo__memo;
+typedef struct xo__memo_set {
+    xo__memo way[2]; /* two, so that two calls a step alternates between never evict each other */
+    int recent;      /* the way used last (a fill replaces the other) */
+} xo__memo_set;
+
 typedef struct xo__thread {
     xo__decision_slot *last; /* the slot used most recently */
     unsigned next_slot;
     uint64_t clock;          /* stamps cache entries */
     xo__cache_cold *cold;    /* [XO_CACHE_SLOTS], allocated on the thread's first miss */
     xo__decision_slot slots[XO_DECISION_SLOTS];
+    xo__memo_set memo[1 << XO_MEMO_SETS_LOG2];
     xo__cache_entry cache[XO_CACHE_SLOTS];
 } xo__thread;
 extern _Thread_local xo__thread xo__tl;
@@ -205,8 +231,48 @@ static inline __attribute__((always_inline)) xo__decision_slot *xo__fast_slot(co
     return s;
 }
 
-/* Place, move, run, record. */
-static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
+/* The way of set m that holds the call with raw arguments args[0..nargs), or -1. */
+static inline __attribute__((always_inline)) int xo__memo_way(const xo__memo_set *m, const uint64_t *args,
+                                                              int nargs)
+{
+    for (int w = 0; w < 2; w++) {
+        uint64_t diff = 0;
+        for (int i = 0; i < nargs; i++)
+            diff |= m->way[w].args[i] ^ args[i];
+        if (!diff)
+            return w;
+    }
+    return -1;
+}
+
+/* Keep, in set m (NULL: none), op, which the fast path ran for entry e under key: in the
+ * way that holds the call already, else in place of the way used less recently. */
+static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m, const uint64_t *args, int nargs,
+                                                                const xo__op *op, xo__cache_entry *e,
+                                                                const uint64_t key[XO_KEY_WORDS])
+{
+    if (!m)
+        return;
+    int w = xo__memo_way(m, args, nargs);
+    if (w < 0)
+        w = !m->recent;
+    m->recent = w;
+    xo__memo *k = &m->way[w];
+    for (int i = 0; i < nargs; i++)
+        k->args[i] = args[i];
+    for (int i = 0; i < op->desc.narg; i++)
+        k->ids[i] = op->buf[i] ? op->buf[i]->id : 0;
+    k->ctx_id = op->ctx->id;
+    for (int i = 0; i < XO_KEY_WORDS; i++)
+        k->key[i] = key[i];
+    k->e = e;
+    k->op = *op;
+}
+
+/* Place, move, run, record; a run on the fast path fills memo m (NULL: none) with the call
+ * whose raw arguments are args[0..nargs). */
+static inline __attribute__((always_inline)) xo_status xo__dispatch_memo(xo__op *op, xo__memo_set *m,
+                                                                         const uint64_t *args, int nargs)
 {
     xo_context *ctx = op->ctx;
     xo__thread *t = &xo__tl;
@@ -230,13 +296,71 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
         if ((writes >> i & 1u) && xo__inflight(buf[i])) /* zero-copy devices may still read it */
             return xo__dispatch_slow(op);
 
-    /* The CPU, with every operand it needs current on the host. */
-    xo_op_desc desc = op->desc;
+    /* The CPU, with every operand it needs current on the host (in place: a copy of the
+     * description costs more than the rest of this path). */
+    xo_buffer *out = buf[__builtin_ctz(writes)];
+    const char *fn = op->fn;
     for (int i = 0; i < narg; i++)
-        desc.arg[i].host = buf[i]->host;
-    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &desc, buf[__builtin_ctz(writes)]), 0))
-        return xo__dispatch_cpu_failed(op, &desc, s, e, forced);
+        op->desc.arg[i].host = buf[i]->host;
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, fn, &op->desc, out), 0))
+        return xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
+    xo__memo_fill(m, args, nargs, op, e, key);
     return XO_OK;
+}
+
+static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
+{
+    return xo__dispatch_memo(op, NULL, NULL, 0);
+}
+
+/* The memo set for a call with raw arguments args[0..nargs) (a compile-time count). */
+static inline __attribute__((always_inline)) xo__memo_set *xo__memo_of(const uint64_t *args, int nargs)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < nargs; i++) /* independent products: no chain of multiplies */
+        h += args[i] * (0x9E3779B97F4A7C15ull + 2u * (uint64_t)i);
+    return &xo__tl.memo[h >> (64 - XO_MEMO_SETS_LOG2)];
+}
+
+/* 1 if the call with raw arguments args[0..nargs) (args[1]: its context) is a memo of
+ * set m and ran as the fast path runs it (*st: how that went); 0 if it must be validated
+ * and dispatched. */
+static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, xo__memo_set *m,
+                                                              const uint64_t *args, int nargs, xo_status *st)
+{
+    int w = xo__memo_way(m, args, nargs);
+    if (w < 0) /* also when ctx is NULL: a memo holds a validated call */
+        return 0;
+    const xo__memo *k = &m->way[w];
+    xo__decision_slot *s = xo__fast_slot(ctx);
+    if (!s || k->ctx_id != ctx->id)
+        return 0;
+    const xo__op *op = &k->op;
+    xo__cache_entry *e = k->e;
+    /* The same buffers (the arguments name them, so they are alive), current where they
+     * were when the entry took this call. */
+    uint64_t diff = 0, res = 0;
+    for (int i = 0; i < op->desc.narg; i++) {
+        const xo_buffer *b = op->buf[i];
+        if (b) {
+            diff |= b->id ^ k->ids[i];
+            res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
+        }
+    }
+    for (int i = 0; i < XO_KEY_WORDS; i++)
+        diff |= e->key[i] ^ k->key[i];
+    int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
+    if ((diff | (res ^ k->key[5])) || !xo__fast_ok(e, 1, forced))
+        return 0;
+    for (int i = 0; i < op->desc.narg; i++)
+        if ((op->writes >> i & 1u) && xo__inflight(op->buf[i]))
+            return 0;
+    m->recent = w;
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(op->writes)]), 0))
+        *st = xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
+    else
+        *st = XO_OK;
+    return 1;
 }
 
 /* ---- the express path -------------------------------------------------------------

@@ -1,6 +1,8 @@
 /* Runs of CPU steps in a plan: the replay's fast path.
  *
- * Consecutive unfused ops that the plan runs on the CPU form a run (a segment). A plan run
+ * Consecutive unfused ops that the plan runs on the CPU, a gemm run with its epilogue
+ * (gemm_bias_act, plan_fuse.c) and the ops it absorbed among them, form a run (a segment),
+ * so that a small model's forward pass is one segment. A plan run
  * checks once, for the segment's distinct buffers, what the eager fast path checks per op
  * (every operand read is current on the host, nothing written is still read by a zero-copy
  * device), then calls the ops' CPU kernels back to back, and records them once: each
@@ -65,9 +67,15 @@ void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d)
 }
 #undef ARG
 
-static int in_segment(const xo__step *s)
+/* How many steps from step i run on the CPU as one unit of a segment: an unfused op, or a
+ * gemm with the epilogue ops it runs (absorbed: they run no kernel of their own); 0 if
+ * step i cannot start one. */
+static int unit_len(const xo_plan *p, int i)
 {
-    return s->kind == XO_STEP_OP && s->dev == 0 && s->fused == 0 && s->epilogue == 0;
+    const xo__step *s = &p->steps[i];
+    if (s->kind != XO_STEP_OP || s->dev != 0 || s->fused != 0 || s->epilogue < 0)
+        return 0;
+    return 1 + s->epilogue;
 }
 
 /* Adds segment g's distinct buffers to p->seg_bufs (capacity checked by the caller). */
@@ -107,13 +115,14 @@ void xo__plan_segments(xo_plan *p)
     p->seg_bufs = NULL;
     p->nsegs = 0;
     int nseg = 0, nargs = 0;
-    for (int i = 0; i < p->nsteps; i++) {
+    for (int i = 0; i < p->nsteps; i++)
         p->steps[i].seg = 0;
-        if (in_segment(&p->steps[i])) {
-            nargs += p->steps[i].op.desc.narg;
-            if (i + 1 < p->nsteps && in_segment(&p->steps[i + 1]) && (i == 0 || !in_segment(&p->steps[i - 1])))
-                nseg++;
-        }
+    for (int i = 0; i < p->nsteps;) { /* at most one segment per unit */
+        int u = unit_len(p, i);
+        for (int k = i; k < i + u; k++)
+            nargs += p->steps[k].op.desc.narg;
+        nseg += u > 0;
+        i += u ? u : 1;
     }
     if (!nseg)
         return;
@@ -127,17 +136,18 @@ void xo__plan_segments(xo_plan *p)
         return;
     }
     for (int i = 0; i < p->nsteps;) {
-        int len = 0;
-        while (i + len < p->nsteps && in_segment(&p->steps[i + len]))
-            len++;
+        int len = 0, u;
+        while (i + len < p->nsteps && (u = unit_len(p, i + len)) > 0)
+            len += u;
         if (len >= 2) {
             xo__seg *g = &p->segs[p->nsegs++];
             g->first = i;
             g->len = len;
             collect(p, g);
-            uint64_t sum = 1; /* known_ns is ns + 1, 0: unknown */
+            uint64_t sum = 1; /* known_ns is ns + 1, 0: unknown; absorbed ops take no time */
             for (int k = i; k < i + len && sum; k++)
-                sum = p->steps[k].known_ns ? sum + p->steps[k].known_ns - 1 : 0;
+                if (p->steps[k].epilogue >= 0)
+                    sum = p->steps[k].known_ns ? sum + p->steps[k].known_ns - 1 : 0;
             g->known_ns = sum;
             p->steps[i].seg = p->nsegs;
         }
@@ -157,6 +167,8 @@ int xo__plan_run_segment(xo_plan *p, const xo__seg *g, int stat_slot)
     xo__step *s = &p->steps[g->first];
     int done = 0;
     for (; done < g->len; done++) {
+        if (s[done].epilogue < 0) /* its gemm ran it */
+            continue;
         if (s[done].direct)
             xo__plan_run_direct(hb, &s[done].op.desc);
         else if (__builtin_expect(xo__dev_run_cpu(ctx, &s[done].op.desc) != XO_OK, 0))
