@@ -17,10 +17,10 @@ static const xo_mock_config k_gpu = {
 /* The CPU and the GPU-priced mock alone (no other device competes), the CPU priced as a
  * small host streaming `gbps` GB/s with half a microsecond per call, its gemm at
  * `gemm_gflops` (0: as measured). */
-static xo_context *small_host_and_gpu(double gbps, double gemm_gflops, int *mock)
+static xo_context *small_host_and(const xo_mock_config *dev, double gbps, double gemm_gflops, int *mock)
 {
     setenv("XO_PLUGINS", "cpu,mock", 1);
-    xo_context *ctx = xot_plan_context(&k_gpu, mock);
+    xo_context *ctx = xot_plan_context(dev, mock);
     unsetenv("XO_PLUGINS");
     xo__profile cpu = ctx->dev[0].profile;
     cpu.stream_gbps[0] = cpu.stream_gbps[1] = gbps;
@@ -32,6 +32,11 @@ static xo_context *small_host_and_gpu(double gbps, double gemm_gflops, int *mock
         cpu.gemm_gflops[0][i] = cpu.gemm_gflops[1][i] = gemm_gflops;
     xo__device_set_profile(ctx, 0, &cpu);
     return ctx;
+}
+
+static xo_context *small_host_and_gpu(double gbps, double gemm_gflops, int *mock)
+{
+    return small_host_and(&k_gpu, gbps, gemm_gflops, mock);
 }
 
 /* Capture the chain below on x: written from `in`, 16 element-wise ops, read into `out`;
@@ -140,6 +145,35 @@ static void plan_async_priced(void **state)
     xo_buffer_destroy(x);
     free(host);
     xot_plan_done(ctx);
+}
+
+/* A device on the host's cores (PoCL) shares the cores the CPU's BLAS uses: a plan gives
+ * it ops only when it is clearly faster than the CPU there (place.c's rule for eager
+ * calls, XO_HOST_CORES_MARGIN), not for a few percent the model may well be wrong about.
+ * Priced at 1.25x the CPU's streaming rate with free moves, the chain stays on the CPU;
+ * at 4x, it goes to the device. */
+static void plan_host_cores_device_needs_a_clear_win(void **state)
+{
+    (void)state;
+    const size_t n = 400000;
+    float *host = calloc(n, sizeof *host);
+    assert_non_null(host);
+    for (int clear = 0; clear < 2; clear++) {
+        const xo_mock_config pocl = {.launch_us = 0.5, .gflops = 100, .gbps = clear ? 40 : 12.5,
+                                     .transfer_latency_us = 0, .transfer_gbps = 1e6, .host_cores = 1};
+        int mock;
+        xo_context *ctx = small_host_and(&pocl, 10, 0, &mock);
+        assert_true(xo__device_on_host_cores(&ctx->dev[mock].info));
+        xo_buffer *x = xot_buffer(ctx, NULL, n * sizeof(float));
+        char text[8192];
+        xo_plan_destroy(chain_capture(ctx, x, host, host, n, text, sizeof text));
+        print_message("%s", strstr(text, "plan: "));
+        if (clear ? !xot_contains(text, "on 1 (mock)") : xot_contains(text, "on 1 (mock)"))
+            fail_msg("device on the host's cores at %s the CPU's rate:\n%s", clear ? "4x" : "1.25x", text);
+        xo_buffer_destroy(x);
+        xot_plan_done(ctx);
+    }
+    free(host);
 }
 
 /* Op by op ping-pongs: a gemm (cheaper on the device) writes a small matrix that a
@@ -295,6 +329,7 @@ int main(void)
         cmocka_unit_test(plan_gpu_priced_chain),
         cmocka_unit_test(plan_gpu_priced_ping_pong),
         cmocka_unit_test(plan_async_priced),
+        cmocka_unit_test(plan_host_cores_device_needs_a_clear_win),
         cmocka_unit_test(plan_forced_far_slower_warns),
         cmocka_unit_test(plan_build_time),
     };

@@ -22,7 +22,9 @@
  * margin); and the plan's own: the best of those two and all-on-each-device, improved
  * by moving whole same-device segments to another device while that lowers the total
  * (as ggml's scheduler splits a graph; here priced by the model). The chosen one is
- * never predicted slower than the other two. Under a forced device every op it can run
+ * never predicted slower than the other two. In all three, a device on the host's cores
+ * (PoCL) takes an op only when place.c's rule would let it (clearly faster than the CPU:
+ * may_take). Under a forced device every op it can run
  * goes there. A device an op of an earlier run failed on (p->avoid) gets no op: after
  * such a run the plan is placed again (plan_run.c). */
 #include "xo_plan.h"
@@ -216,6 +218,17 @@ static double steady(placer *pl, const signed char *assign, double *pred)
     return total;
 }
 
+/* place.c's rule for a device on the host's cores (PoCL): it shares the cores the CPU's
+ * BLAS uses, so it may take op j only when clearly faster than the CPU there. Without it
+ * a plan placed an RNN's 10000x256 column sums on PoCL for a predicted 0.8% (xo bench
+ * --quick, rnn-train-b10000 on CPU + PoCL) and ran at 0.73x eager. */
+static int may_take(const placer *pl, int j, int d)
+{
+    const double *base = &pl->base[(size_t)j * (size_t)pl->ndev];
+    return d == 0 || !xo__device_on_host_cores(&pl->prof[d].info) || base[0] < 0 ||
+           base[d] <= XO_HOST_CORES_MARGIN * base[0];
+}
+
 /* Op by op, as eager placement would choose in the steady state (second pass). */
 static void greedy(placer *pl, signed char *assign)
 {
@@ -257,6 +270,8 @@ static void greedy(placer *pl, signed char *assign)
             }
             if (best != home && est[home] >= 0 && est[best] > 0.9 * est[home])
                 best = home;
+            if (!may_take(pl, j, best))
+                best = 0;
             assign[j++] = (signed char)best;
             op_update(s, best, pl->valid);
         }
@@ -280,7 +295,7 @@ static double improve(placer *pl, signed char *best, double total, signed char *
                 memcpy(cand, best, (size_t)n);
                 int changed = 0;
                 for (int k = a; k < b; k++)
-                    if (pl->base[(size_t)k * (size_t)ndev + (size_t)d] >= 0) {
+                    if (pl->base[(size_t)k * (size_t)ndev + (size_t)d] >= 0 && may_take(pl, k, d)) {
                         cand[k] = (signed char)d;
                         changed = 1;
                     }
@@ -359,7 +374,7 @@ xo_status xo__plan_place(xo_plan *p)
         }
         for (int d = 1; d < ndev; d++) { /* all on device d (the CPU where d cannot) */
             for (size_t j = 0; j < (size_t)p->nops; j++)
-                cand[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)d] >= 0 ? d : 0);
+                cand[j] = (signed char)(pl.base[j * (size_t)ndev + (size_t)d] >= 0 && may_take(&pl, (int)j, d) ? d : 0);
             double c = steady(&pl, cand, NULL);
             if (c < total) {
                 memcpy(chosen, cand, nops);
