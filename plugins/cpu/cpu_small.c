@@ -133,6 +133,7 @@
         v[0] = MERGE16(v[0], v[1], 0, 1, 2, 3, 8, 9, 10, 11) + MERGE16(v[0], v[1], 4, 5, 6, 7, 12, 13, 14, 15); \
     } while (0)
 #define UNROLL _Pragma("GCC unroll 16")
+#define UNROLL4 _Pragma("GCC unroll 4")
 #define RED_16 RED16
 #define RED_8 RED8
 #define LANES_f 16
@@ -143,6 +144,12 @@
 #define LANES_d_avx512 8
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+
+/* small_'s case for bstat_##SUF with K = kk, PLAIN = p (the operands in scope) */
+#define BSTAT_CASE(SUF, kk, p)                                                                          \
+    case kk * 2 + p:                                                                                    \
+        bstat_##SUF(kk, p, m, n, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);           \
+        break;
 
 /* One case per row of the op map (crossover.h), over the lanes of t. */
 #define ACT_CASE_(NAME, ...)                                                                            \
@@ -317,7 +324,7 @@
             const size_t nj = n - j0 - LANES(T) < LANES(T) ? n - j0 - LANES(T) : LANES(T);              \
             const T *bt = b + j0;                                                                       \
             V_##SUF s[4] = {{0}}, u[4] = {{0}}, r0, r1;                                                 \
-            for (size_t p = 0; p < k; p++) {                                                            \
+            UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
                 memcpy(&r0, bt + p * ldb, sizeof r0);                                                   \
                 if (nj == LANES(T))                                                                     \
                     memcpy(&r1, bt + p * ldb + LANES(T), sizeof r1);                                    \
@@ -340,7 +347,7 @@
             const size_t nj = n - j0;                                                                   \
             const T *bt = b + j0;                                                                       \
             V_##SUF s[4] = {{0}}, row;                                                                  \
-            for (size_t p = 0; p < k; p++) {                                                            \
+            UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
                 if (nj == LANES(T))                                                                     \
                     memcpy(&row, bt + p * ldb, sizeof row);                                             \
                 else                                                                                    \
@@ -404,6 +411,40 @@
             for (size_t j = 0; j < NJ; j++)                                                             \
                 c[l * ldc + j] = t[j][l];                                                               \
     }                                                                                                   \
+    /* Short k (K <= 4, a constant where inlined): up to 4 vectors of C's columns at a time with     \
+     * the K x 4 vectors of B they need held in registers, then each row of C in turn: K broadcasts \
+     * of a(i, p), 4 K multiply-adds, the stores (libxsmm's order for these shapes). */              \
+    XO_INLINE ATTR static inline void bstat_##SUF(const size_t K, const int PLAIN, size_t m, size_t n, T alpha, \
+                                                  const T *a, size_t sr, size_t sp, const T *b, size_t ldb, \
+                                                  T beta, T *c, size_t ldc, const T *bias, int by_row,  \
+                                                  int act)                                              \
+    {                                                                                                   \
+        for (size_t j0 = 0; j0 < n; j0 += 4 * LANES(T)) {                                               \
+            const size_t nc = n - j0 < 4 * LANES(T) ? n - j0 : 4 * LANES(T); /* columns here */          \
+            size_t nj[4];                                                                               \
+            V_##SUF bv[4][4];                                                                           \
+            for (size_t v = 0; v < 4; v++) {                                                            \
+                const size_t at = v * LANES(T);                                                         \
+                nj[v] = nc <= at ? 0 : nc - at < LANES(T) ? nc - at : LANES(T);                         \
+                for (size_t p = 0; p < K; p++)                                                          \
+                    if (nj[v] == LANES(T))                                                              \
+                        memcpy(&bv[p][v], b + p * ldb + j0 + at, sizeof bv[p][v]);                      \
+                    else                                                                                \
+                        bv[p][v] = nj[v] ? ldm_##SUF(b + p * ldb + j0 + at, nj[v]) : (V_##SUF){0};      \
+            }                                                                                           \
+            for (size_t i = 0; i < m; i++) {                                                            \
+                V_##SUF s[4] = {{0}};                                                                   \
+                for (size_t p = 0; p < K; p++) {                                                        \
+                    const T x = a[i * sr + p * sp];                                                     \
+                    for (size_t v = 0; v < 4; v++)                                                      \
+                        s[v] += x * bv[p][v];                                                           \
+                }                                                                                       \
+                for (size_t v = 0; v < 4 && nj[v]; v++)                                                 \
+                    out_##SUF(PLAIN, c + i * ldc + j0 + v * LANES(T), s[v], nj[v], alpha, beta, bias, by_row, \
+                              i, j0 + v * LANES(T), act);                                               \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
     ATTR static void small_##SUF(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, int ta, \
                                  const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w,        \
                                  const T *bias, int by_row, int act)                                    \
@@ -422,6 +463,13 @@
             }                                                                                           \
             const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */            \
             const int plain = alpha == 1 && beta == 0 && !has_bias && act == XO_IDENTITY;               \
+            if (k <= 4) {                                                                               \
+                switch (k * 2 + (size_t)plain) { /* k and plain constants in each case */               \
+                BSTAT_CASE(SUF, 1, 0) BSTAT_CASE(SUF, 1, 1) BSTAT_CASE(SUF, 2, 0) BSTAT_CASE(SUF, 2, 1)  \
+                BSTAT_CASE(SUF, 3, 0) BSTAT_CASE(SUF, 3, 1) BSTAT_CASE(SUF, 4, 0) BSTAT_CASE(SUF, 4, 1)  \
+                }                                                                                       \
+                return;                                                                                 \
+            }                                                                                           \
             size_t i0 = 0;                                                                              \
             for (; i0 + 4 <= m; i0 += 4)                                                                \
                 if (plain)                                                                              \
