@@ -4,21 +4,25 @@
  * networks (16x3x100: 560 ns for 4800 multiply-adds).
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
- * of three loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
- * instruction set's instantiation keeps them in its registers:
- *   - tiles (n >= XO_SMALL_ROWS_N): 4 rows x one vector of C accumulate a(i,p) * row p
- *     of B in registers over all of k; a last partial vector of columns is read and
- *     written with masks (AVX-512; a loop elsewhere); B is first copied upright when it
- *     is transposed;
+ * of these loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * instruction set's instantiation keeps them in its registers; a last partial vector is
+ * read and written with masks (AVX-512; a loop elsewhere):
+ *   - wide C (n >= XO_SMALL_ROWS_N), B upright (copied so when transposed): with k <= 4,
+ *     up to 4 vectors of B's rows held in registers and C's rows one after the other
+ *     (libxsmm's order); longer k, 4 rows x 2 vectors of C accumulate a(i,p) * row p of
+ *     B over all of k;
  *   - narrow rows (one row of C, n < 8 floats or <= 4 doubles, B upright): the row is the
  *     sum of B's rows scaled by a(0, p), one 32-byte vector per row of B;
- *   - dots (narrow C, rows of A contiguous): 2 rows x up to 4 columns of C are dot
- *     products along k of rows of A and columns of B (copied to be contiguous when B is
- *     upright), one vector of lanes each, folded together into the 4 columns at the end.
+ *   - columns (narrow C, A transposed): one vector down 16 rows (8 in double) of each
+ *     column of C, A's row p times b(p, j) broadcast;
+ *   - dots (narrow C, rows of A contiguous): 16 rows (8) x one column of C are dot
+ *     products along k of rows of A and a column of B (copied to be contiguous when B is
+ *     upright), reduced together into one vector down the column; the last rows by 4.
  * Each result vector gets its epilogue before it is stored, while it is in registers:
  * alpha, beta C, gemm_bias_act's bias and activation (the formulas of xo_formulas.h).
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
- * xo__cpu_scale_output / OpenBLAS (A and B are not read). */
+ * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
+ * 1.17's JIT kernels: docs/bench.md, "Small products". */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
@@ -32,7 +36,7 @@
 /* Elements of scratch (copied operands), on the caller's stack: 16 KB in double. */
 #define XO_SMALL_WORK 2048
 /* Products with more multiply-adds than this go to OpenBLAS, whose blocked kernels win
- * there; see xo__cpu_small_gemm's figures. */
+ * there. */
 #define XO_SMALL_MAX_FMA ((size_t)1 << 15)
 /* Elements of one 64-byte vector (an AVX-512 register; two AVX2 or four SSE registers):
  * the width of C's tiles and of the dot products' lanes. */
@@ -650,10 +654,8 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa,
         tb = s;
         by_row = 1;
     }
-    /* Where the dots lose to OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512): over rows
-     * of a transposed A (copying it upright: 3378 against 442 ns). One row of C (a gemv)
-     * runs as narrow rows, which need no copy of B: 1x3x100 59 ns against 126 as dots and
-     * 248 in OpenBLAS. */
+    /* One row of C (a gemv) runs as narrow rows, which need no copy of B: 1x3x100 59 ns
+     * against 126 as dots and 248 in OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512). */
     if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
         return 0;
     union {
