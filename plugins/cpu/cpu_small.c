@@ -46,10 +46,10 @@
 #define NARROW(T) (32 / sizeof(T))
 
 /* The helpers below take and return 64-byte vectors; always inlined, so no vector crosses
- * a call and GCC's note on their ABI without AVX-512 (the baseline instantiation) does
- * not apply. */
+ * a call and the compilers' note on their ABI without AVX-512 (the baseline and AVX2
+ * instantiations) does not apply. */
 #define XO_INLINE __attribute__((always_inline))
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) /* Clang too */
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
