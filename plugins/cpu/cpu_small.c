@@ -138,6 +138,7 @@
     } while (0)
 #define UNROLL _Pragma("GCC unroll 16")
 #define UNROLL4 _Pragma("GCC unroll 4")
+#define UNROLL8 _Pragma("GCC unroll 8")
 #define RED_16 RED16
 #define RED_8 RED8
 #define LANES_f 16
@@ -561,10 +562,13 @@
          * (copied when B is upright) */                                                            \
         const T *bt = b;                                                                            \
         size_t ldbt = ldb;                                                                          \
-        if (!tb) {                                                                                  \
-            for (size_t j = 0; j < n; j++)                                                          \
-                for (size_t p = 0; p < k; p++)                                                      \
-                    w[j * k + p] = b[p * ldb + j];                                                  \
+        if (!tb) { /* along B's rows (n < 8 elements each), into its columns */                    \
+            for (size_t p = 0; p < k; p++) {                                                        \
+                const T *bp = b + p * ldb;                                                          \
+                UNROLL8 for (size_t j = 0; j < XO_SMALL_ROWS_N - 1; j++)                            \
+                    if (j < n)                                                                      \
+                        w[j * k + p] = bp[j];                                                       \
+            }                                                                                       \
             bt = w;                                                                                 \
             ldbt = k;                                                                               \
         }                                                                                           \
