@@ -1,12 +1,14 @@
 /* xo_small_gemm: crossover's sgemm on the CPU against OpenBLAS's cblas_sgemm called
- * directly, on small shapes (the neural ODE's products and their neighbours), on the very
+ * directly and against the CPU plugin's small-product kernel called alone (white-box:
+ * xo__cpu_small_gemm of plugins/cpu/cpu_internal.h, "-" where it declines the shape), on small shapes (the neural ODE's products and their neighbours), on the very
  * memory of crossover's host copies (white-box: xo_internal.h), row-major, each shape with
- * the transposes the ODE's backward pass uses. Rounds of the two sides alternate; each
+ * the transposes the ODE's backward pass uses. Rounds of the sides alternate; each
  * figure is the median over the rounds of ns per call; ratio = OpenBLAS / crossover
  * (> 1: crossover faster). crossover's side includes its whole call (validation,
- * placement, dispatch). Where CMake found libxsmm (XO_HAVE_LIBXSMM), its JIT kernel for
- * each untransposed shape takes turns too (dispatched once, before the rounds, as a user
- * keeps it): ratio_x = libxsmm / crossover.
+ * placement, dispatch); kernel is the same product without them. Where CMake found
+ * libxsmm (XO_HAVE_LIBXSMM), its JIT kernel for each untransposed shape takes turns too
+ * (dispatched once, before the rounds, as a user keeps it; libxsmm 1.17 has no JIT kernel
+ * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel.
  * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
  * on another device (OpenCL or CUDA, where there is one): xo_finish waits only on devices
  * sent work since the last finish, so the two should cost the same.
@@ -14,6 +16,7 @@
 #include <crossover.h>
 
 #include "xo_internal.h" /* xo_buffer.host */
+#include "cpu_internal.h" /* xo__cpu_small_gemm */
 
 #include <cblas.h>
 #ifdef XO_HAVE_LIBXSMM
@@ -58,14 +61,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("sgemm on the CPU, row-major, ns per call, median of %d rounds taking turns\n", rounds);
+    printf("%-18s %10s %10s %10s %8s", "m x n x k (tA tB)", "crossover", "kernel", "OpenBLAS", "ratio");
 #ifdef XO_HAVE_LIBXSMM
     libxsmm_init();
-    printf("%-18s %10s %10s %8s %10s %8s\n", "m x n x k (tA tB)", "crossover", "OpenBLAS", "ratio", "libxsmm", "ratio_x");
-#else
-    printf("%-18s %10s %10s %8s\n", "m x n x k (tA tB)", "crossover", "OpenBLAS", "ratio");
+    printf(" %10s %8s %8s", "libxsmm", "ratio_x", "ratio_k");
 #endif
-    double *t[3] = {malloc((size_t)rounds * sizeof(double)), malloc((size_t)rounds * sizeof(double)),
-                    malloc((size_t)rounds * sizeof(double))};
+    putchar('\n');
+    double *t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = calloc((size_t)rounds, sizeof(double));
     int failed = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
         const shape *sh = &shapes[s];
@@ -80,18 +84,24 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sh->k * sh->n; i++) b[i] = (float)(i % 5) * 0.1f - 0.2f;
         const xo_transpose ta = sh->ta ? XO_TRANS : XO_NO_TRANS, tb = sh->tb ? XO_TRANS : XO_NO_TRANS;
         const int reps = 2000;
+        /* sides: 0 crossover, 1 OpenBLAS, 2 the plugin's kernel, 3 libxsmm (the last two where they take the
+         * shape) */
         int sides = 2;
+        const int kernel = xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb,
+                                              0.0, c, sh->n);
+        sides += kernel;
 #ifdef XO_HAVE_LIBXSMM
         /* column-major C^T = B^T A^T: libxsmm's m, n, a, b are our n, m, b, a */
         const libxsmm_blasint xm = (libxsmm_blasint)sh->n, xn = (libxsmm_blasint)sh->m, xk = (libxsmm_blasint)sh->k;
         const float one = 1.0f, zero = 0.0f;
         const libxsmm_smmfunction xs =
             sh->ta || sh->tb ? NULL : libxsmm_smmdispatch(xm, xn, xk, &xm, &xk, &xm, &one, &zero, NULL, NULL);
-        sides = xs ? 3 : 2;
+        sides += xs != NULL;
 #endif
         for (int r = -2; r < rounds && !failed; r++)
             for (int q = 0; q < sides; q++) {
                 int side = (q + r + 2) % sides;
+                side = side == 2 && !kernel ? 3 : side;
                 double t0 = now_ns();
                 if (side == 0) {
                     for (int i = 0; i < reps && !failed; i++)
@@ -99,8 +109,12 @@ int main(int argc, char **argv)
                                           0.0f, xc, 0, sh->n) != XO_OK;
                     failed |= xo_finish(ctx) != XO_OK;
                 }
-#ifdef XO_HAVE_LIBXSMM
                 else if (side == 2)
+                    for (int i = 0; i < reps; i++)
+                        xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb, 0.0,
+                                           c, sh->n);
+#ifdef XO_HAVE_LIBXSMM
+                else if (side == 3)
                     for (int i = 0; i < reps; i++)
                         xs(b, a, c);
 #endif
@@ -111,16 +125,26 @@ int main(int argc, char **argv)
                 if (r >= 0)
                     t[side][r] = (now_ns() - t0) / reps;
             }
-        qsort(t[0], (size_t)rounds, sizeof(double), cmp);
-        qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+        double med[4];
+        for (int i = 0; i < 4; i++) {
+            qsort(t[i], (size_t)rounds, sizeof(double), cmp);
+            med[i] = t[i][rounds / 2];
+        }
         char name[40];
         snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
-        const double xo = t[0][rounds / 2], ob = t[1][rounds / 2];
-        printf("%-18s %10.1f %10.1f %8.2f", name, xo, ob, ob / xo);
-        if (sides == 3) {
-            qsort(t[2], (size_t)rounds, sizeof(double), cmp);
-            printf(" %10.1f %8.2f", t[2][rounds / 2], t[2][rounds / 2] / xo);
+        printf("%-18s %10.1f", name, med[0]);
+        if (kernel)
+            printf(" %10.1f", med[2]);
+        else
+            printf(" %10s", "-");
+        printf(" %10.1f %8.2f", med[1], med[1] / med[0]);
+#ifdef XO_HAVE_LIBXSMM
+        if (xs) {
+            printf(" %10.1f %8.2f", med[3], med[3] / med[0]);
+            if (kernel)
+                printf(" %8.2f", med[3] / med[2]);
         }
+#endif
         putchar('\n');
         xo_buffer_destroy(xa);
         xo_buffer_destroy(xb);
@@ -162,9 +186,8 @@ int main(int argc, char **argv)
     xo_buffer_destroy(xc);
     if (failed)
         fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
-    free(t[0]);
-    free(t[1]);
-    free(t[2]);
+    for (int i = 0; i < 4; i++)
+        free(t[i]);
     xo_context_destroy(ctx);
     return failed;
 }

@@ -900,12 +900,13 @@ static void run_gemm_bias_act(xoc_t *t, const xoc_shape *s)
     /* beta == 0 never reads C: the reference starts from zeros where C holds NaN */
     for (size_t i = 0; s->beta == 0 && i < m; i++)
         for (size_t j = 0; j < n; j++) xoc_set(c, coff + (s->lay == XO_ROW_MAJOR ? i * ldc + j : i + j * ldc), 0);
-    xoc_desc(t, "%s ta=%s tb=%s m=%zu n=%zu k=%zu ldc=%zu beta=%g bias=%d act=%s",
-             lay_name(s->lay), tr_name(s->ta), tr_name(s->tb), m, n, k, ldc, s->beta, s->v,
-             xot_unary_name(s->op));
-    XOC_OP(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, 1.0, a->buf, aoff, lda, b->buf, boff, ldb, s->beta,
+    xoc_desc(t, "%s ta=%s tb=%s m=%zu n=%zu k=%zu ldc=%zu alpha=%g beta=%g bias=%d act=%s",
+             lay_name(s->lay), tr_name(s->ta), tr_name(s->tb), m, n, k, ldc, s->alpha != 0 ? s->alpha : 1.0,
+             s->beta, s->v, xot_unary_name(s->op));
+    const double alpha = s->alpha != 0 ? s->alpha : 1.0; /* unset: 1 */
+    XOC_OP(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, a->buf, aoff, lda, b->buf, boff, ldb, s->beta,
            c->buf, coff, ldc, s->v ? bias->buf : NULL, biasoff, (xo_unary_op)s->op);
-    XOC_REF(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, 1.0, xoc_in(a, aoff), lda, xoc_in(b, boff), ldb,
+    XOC_REF(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, xoc_in(a, aoff), lda, xoc_in(b, boff), ldb,
             s->beta, xoc_out(c, coff), ldc, s->v ? xoc_in(bias, biasoff) : NULL, (xo_unary_op)s->op);
 }
 
@@ -940,6 +941,35 @@ static size_t gen_gemm_bias_act(xoc_shape *out)
     return xoc_push(out, &c, gba_shape(0, 0, 0, 4, 4, 0, -0.5, 1, XO_TANH));
 }
 
+/* Small products (cpu_small.c's kernels apply the epilogue to each vector of C in
+ * registers): random shapes with m, n or k = 1, narrow and wide C (tiles, narrow rows,
+ * dots), every layout and transpose, each activation with the bias (column-major: by
+ * C^T's rows in the kernels), and without it (activations defined everywhere), beta = 0
+ * over NaN in C and beta = 0.5, alpha 1 and 0.5. */
+static size_t gen_gemm_bias_act_small(xoc_shape *out)
+{
+    static const size_t sides[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 32, 33, 100};
+    static const int everywhere[] = {XO_TANH, XO_RELU, XO_SIGMOID, XO_IDENTITY, XO_GELU, XO_SILU};
+    uint64_t r = 0x2545f4914f6cdd1du;
+    size_t c = 0;
+    int t = 0;
+    for (int a = 0; a < XO_UNARY_OP_COUNT; a++)
+        for (int rep = 0; xot_unary_is_activation(a) && rep < 8; rep++, t++) {
+            size_t d[3];
+            for (int q = 0; q < 3; q++) {
+                r = r * 6364136223846793005u + 1442695040888963407u;
+                d[q] = sides[(r >> 33) % XOC_N(sides)];
+            }
+            if (t % 3 == 0) d[t / 3 % 3] = 1; /* m, n or k = 1 in turn */
+            int with_bias = rep % 4 != 3, act = with_bias ? a : everywhere[t % (int)XOC_N(everywhere)];
+            xoc_shape s = gba_shape(rep % 2, rep / 2 % 2, (t + rep / 4) % 2, d[0], d[1], d[2], t % 2 ? 0 : 0.5,
+                                    with_bias, act);
+            s.alpha = t % 5 == 0 ? 0.5 : 1;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const xoc_row ROWS[] = {
@@ -970,6 +1000,7 @@ static const xoc_row ROWS[] = {
     {"reduce_axis", gen_reduce_axis_nan, run_reduce_axis, XOC_CLOSE, 0, 0},
     {"argmax", gen_argmax, run_argmax, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_small, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 

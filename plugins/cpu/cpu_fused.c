@@ -1,5 +1,7 @@
-/* CPU gemm_bias_act: OpenBLAS's gemm on blocks of C's rows (columns in column-major),
- * each followed at once by the epilogue (bias, activation) while the block is in cache. */
+/* CPU gemm_bias_act: small products in cpu_small.c's kernels, the epilogue applied to
+ * each vector of C in registers; else OpenBLAS's gemm on blocks of C's rows (columns in
+ * column-major), each followed at once by the epilogue (bias, activation) while the block
+ * is in cache. */
 #include "cpu_internal.h"
 
 #include <cblas.h>
@@ -80,6 +82,11 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
         epilogue(pool, j, 0, outer, inner);
         return XO_OK;
     }
+    /* small products: the epilogue on each vector of C while it is in registers */
+    if (xo__cpu_small_gemm_bias_act(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, j->p[0],
+                                    op->ld[0], j->p[1], op->ld[1], op->beta, j->p[2], op->ld[2],
+                                    op->narg == 4 ? j->p[3] : NULL, op->subop))
+        return XO_OK;
     if (!xo__cpu_fits_int(op))
         return xo__cpu_too_big(host);
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);
@@ -98,10 +105,7 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
         int m = row ? (int)cnt : (int)op->m, n = row ? (int)op->n : (int)cnt;
         const char *a0 = (const char *)j->p[0] + a_at * es, *b0 = (const char *)j->p[1] + b_at * es;
         char *c0 = (char *)j->p[2] + o0 * op->ld[2] * es;
-        if (xo__cpu_small_gemm(op->dtype, op->layout, op->ta, op->tb, (size_t)m, (size_t)n, op->k, op->alpha, a0,
-                               op->ld[0], b0, op->ld[1], op->beta, c0, op->ld[2]))
-            ; /* done by cpu_small.c's kernels */
-        else if (op->dtype == XO_F32)
+        if (op->dtype == XO_F32)
             cblas_sgemm(lay, ta, tb, m, n, k, (float)op->alpha, (const float *)a0, lda, (const float *)b0, ldb,
                         (float)op->beta, (float *)c0, ldc);
         else

@@ -55,6 +55,11 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
 int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb, double beta,
                        void *c, size_t ldc);
+/* The same with gemm_bias_act's epilogue: C = act(alpha op(A) op(B) + beta C + bias), bias[j]
+ * for C's column j (NULL: none), act an xo_unary_op (XO_IDENTITY: none). */
+int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
+                                size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
+                                size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act);
 xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op); /* or OpenBLAS */
 /* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */
 int xo__cpu_chain_supports(const xo_chain *chain, size_t min_n); /* 1: runs it, n >= min_n */

@@ -4,27 +4,39 @@
  * networks (16x3x100: 560 ns for 4800 multiply-adds).
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
- * of three loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
- * instruction set's instantiation keeps them in its registers:
- *   - tiles (n >= XO_SMALL_ROWS_N): 4 rows x one vector of C accumulate a(i,p) * row p
- *     of B in registers over all of k; B is first copied upright and padded to whole
- *     vectors when it is transposed or n is not a multiple of the vector;
+ * of these loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * instruction set's instantiation keeps them in its registers; a last partial vector is
+ * read and written with masks (AVX-512; a loop elsewhere):
+ *   - wide C (n >= XO_SMALL_ROWS_N), B upright (copied so when transposed): with k <= 4,
+ *     up to 4 vectors of B's rows held in registers and C's rows one after the other
+ *     (libxsmm's order); longer k, 4 rows x 2 vectors of C accumulate a(i,p) * row p of
+ *     B over all of k;
  *   - narrow rows (one row of C, n < 8 floats or <= 4 doubles, B upright): the row is the
  *     sum of B's rows scaled by a(0, p), one 32-byte vector per row of B;
- *   - dots (narrow C, long k): c(i,j) is a dot product along k of row i of A and column
- *     j of B (copied to be contiguous), summed lane by lane.
+ *   - columns (narrow C, A transposed): one vector down 16 rows (8 in double) of each
+ *     column of C, A's row p times b(p, j) broadcast;
+ *   - dots (narrow C, rows of A contiguous): 16 rows (8) x one column of C are dot
+ *     products along k of rows of A and a column of B (copied to be contiguous when B is
+ *     upright), reduced together into one vector down the column; the last rows by 4.
+ * Each result vector gets its epilogue before it is stored, while it is in registers:
+ * alpha, beta C, gemm_bias_act's bias and activation (the formulas of xo_formulas.h).
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
- * xo__cpu_scale_output / OpenBLAS (A and B are not read). */
+ * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
+ * 1.17's JIT kernels: docs/bench.md, "Small products". */
 #include "cpu_internal.h"
+#include "../common/xo_formulas.h"
 
 #include <pthread.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 /* Narrower rows than this run as dot products. */
 #define XO_SMALL_ROWS_N 8
 /* Elements of scratch (copied operands), on the caller's stack: 16 KB in double. */
 #define XO_SMALL_WORK 2048
 /* Products with more multiply-adds than this go to OpenBLAS, whose blocked kernels win
- * there; see xo__cpu_small_gemm's figures. */
+ * there. */
 #define XO_SMALL_MAX_FMA ((size_t)1 << 15)
 /* Elements of one 64-byte vector (an AVX-512 register; two AVX2 or four SSE registers):
  * the width of C's tiles and of the dot products' lanes. */
@@ -33,76 +45,458 @@
  * rows, one vector per row of B. */
 #define NARROW(T) (32 / sizeof(T))
 
+/* The helpers below take and return 64-byte vectors; always inlined, so no vector crosses
+ * a call and the compilers' note on their ABI without AVX-512 (the baseline and AVX2
+ * instantiations) does not apply. */
+#define XO_INLINE __attribute__((always_inline))
+#if defined(__GNUC__) /* Clang too */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+/* The first nj < LANES elements at p into a vector (the rest 0), and back: one masked
+ * instruction with AVX-512 (masked-off lanes are neither read nor written), a loop
+ * elsewhere. MASKED_##SUF picks the one for an instantiation. */
+#define MASKED_LOOP(T, SUF, ATTR)                                                                       \
+    XO_INLINE ATTR static inline V_##SUF ldm_##SUF(const T *p, size_t nj)                                         \
+    {                                                                                                   \
+        V_##SUF v = {0};                                                                                \
+        for (size_t l = 0; l < nj; l++)                                                                 \
+            v[l] = p[l];                                                                                \
+        return v;                                                                                       \
+    }                                                                                                   \
+    XO_INLINE ATTR static inline void stm_##SUF(T *p, V_##SUF v, size_t nj)                                       \
+    {                                                                                                   \
+        for (size_t l = 0; l < nj; l++)                                                                 \
+            p[l] = v[l];                                                                                \
+    }
+#define MASKED_f MASKED_LOOP
+#define MASKED_d MASKED_LOOP
+#define MASKED_f_avx2 MASKED_LOOP
+#define MASKED_d_avx2 MASKED_LOOP
+#define MASKED_AVX512(T, SUF, ATTR, MASK, PS)                                                           \
+    XO_INLINE ATTR static inline V_##SUF ldm_##SUF(const T *p, size_t nj)                                         \
+    {                                                                                                   \
+        return (V_##SUF)_mm512_maskz_loadu_##PS((MASK)((1u << nj) - 1), p);                            \
+    }                                                                                                   \
+    XO_INLINE ATTR static inline void stm_##SUF(T *p, V_##SUF v, size_t nj)                                       \
+    {                                                                                                   \
+        _mm512_mask_storeu_##PS(p, (MASK)((1u << nj) - 1), v);                                          \
+    }
+#define MASKED_f_avx512(T, SUF, ATTR) MASKED_AVX512(T, SUF, ATTR, __mmask16, ps)
+#define MASKED_d_avx512(T, SUF, ATTR) MASKED_AVX512(T, SUF, ATTR, __mmask8, pd)
+
+/* Shuffles within one vector (16 floats or 8 doubles), in registers (4-lane vectors
+ * widened back go through memory, and the load stalls on the store's forwarding): HI8
+ * and HI4 move lanes 8-15 and 4-7 to the front; P01 (a, b) = {a0, b0, a1, b1}, P23 =
+ * {a2, b2, a3, b3}, L01 = {a0, a1, b0, b1}, L23 = {a2, a3, b2, b3}; the lanes past the
+ * fourth are don't-care (0). */
+#define SH16(a, b, i0, i1, i2, i3, i4, i5, i6, i7)                                                      \
+    __builtin_shufflevector(a, b, i0, i1, i2, i3, i4, i5, i6, i7, 0, 0, 0, 0, 0, 0, 0, 0)
+#define SH8(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3, 0, 0, 0, 0)
+#define HI8_16(v) SH16(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+#define HI4_16(v) SH16(v, v, 4, 5, 6, 7, 0, 0, 0, 0)
+#define P01_16(a, b) SH16(a, b, 0, 16, 1, 17, 0, 0, 0, 0)
+#define P23_16(a, b) SH16(a, b, 2, 18, 3, 19, 0, 0, 0, 0)
+#define L01_16(a, b) SH16(a, b, 0, 1, 16, 17, 0, 0, 0, 0)
+#define L23_16(a, b) SH16(a, b, 2, 3, 18, 19, 0, 0, 0, 0)
+#define HI8_8(v) (v) /* 8 lanes: only HI4 */
+#define HI4_8(v) SH8(v, v, 4, 5, 6, 7)
+#define P01_8(a, b) SH8(a, b, 0, 8, 1, 9)
+#define P23_8(a, b) SH8(a, b, 2, 10, 3, 11)
+#define L01_8(a, b) SH8(a, b, 0, 1, 8, 9)
+#define L23_8(a, b) SH8(a, b, 2, 3, 10, 11)
+/* v's lanes folded to the first 4 (their sums are v's sum) */
+#define FOLD_16(v) ((v) += HI8_16(v), (v) += HI4_16(v))
+#define FOLD_8(v) ((v) += HI4_8(v))
+/* 16 (8) vectors v[r] to one whose lane r is the sum of v[r]'s lanes: pairs merged at
+ * blocks of 1, 2, 4 (and 8) lanes, each merge two shuffles and an add (the transposing
+ * reduction: 45 operations for 16 sums where one vector at a time takes 6-8 each). */
+#define MERGE16(a, b, ...) (__builtin_shufflevector(a, b, __VA_ARGS__))
+#define RED16(v)                                                                                        \
+    do {                                                                                                \
+        UNROLL for (int q = 0; q < 8; q++)                                                                   \
+            v[q] = MERGE16(v[2 * q], v[2 * q + 1], 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30) + \
+                   MERGE16(v[2 * q], v[2 * q + 1], 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31); \
+        UNROLL for (int q = 0; q < 4; q++)                                                              \
+            v[q] = MERGE16(v[2 * q], v[2 * q + 1], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29) + \
+                   MERGE16(v[2 * q], v[2 * q + 1], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31); \
+        UNROLL for (int q = 0; q < 2; q++)                                                              \
+            v[q] = MERGE16(v[2 * q], v[2 * q + 1], 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27) + \
+                   MERGE16(v[2 * q], v[2 * q + 1], 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31); \
+        v[0] = MERGE16(v[0], v[1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +            \
+               MERGE16(v[0], v[1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);       \
+    } while (0)
+#define RED8(v)                                                                                         \
+    do {                                                                                                \
+        UNROLL for (int q = 0; q < 4; q++)                                                              \
+            v[q] = MERGE16(v[2 * q], v[2 * q + 1], 0, 8, 2, 10, 4, 12, 6, 14) +                         \
+                   MERGE16(v[2 * q], v[2 * q + 1], 1, 9, 3, 11, 5, 13, 7, 15);                          \
+        UNROLL for (int q = 0; q < 2; q++)                                                              \
+            v[q] = MERGE16(v[2 * q], v[2 * q + 1], 0, 1, 8, 9, 4, 5, 12, 13) +                          \
+                   MERGE16(v[2 * q], v[2 * q + 1], 2, 3, 10, 11, 6, 7, 14, 15);                         \
+        v[0] = MERGE16(v[0], v[1], 0, 1, 2, 3, 8, 9, 10, 11) + MERGE16(v[0], v[1], 4, 5, 6, 7, 12, 13, 14, 15); \
+    } while (0)
+#define UNROLL _Pragma("GCC unroll 16")
+#define UNROLL4 _Pragma("GCC unroll 4")
+#define UNROLL8 _Pragma("GCC unroll 8")
+#define RED_16 RED16
+#define RED_8 RED8
+#define LANES_f 16
+#define LANES_f_avx2 16
+#define LANES_f_avx512 16
+#define LANES_d 8
+#define LANES_d_avx2 8
+#define LANES_d_avx512 8
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+/* small_'s case for bstat_##SUF with K = kk, PLAIN = p (the operands in scope) */
+#define BSTAT_CASE(SUF, kk, p)                                                                          \
+    case kk * 2 + p:                                                                                    \
+        bstat_##SUF(kk, p, m, n, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);           \
+        break;
+
+/* One case per row of the op map (crossover.h), over the lanes of t. */
+#define ACT_CASE_(NAME, ...)                                                                            \
+    case XO_##NAME:                                                                                     \
+        for (size_t l = 0; l < 64 / sizeof *t; l++)                                                     \
+            t[l] = XO_F_##NAME(t[l]);                                                                   \
+        break;
+
 #define SMALL_LOOPS(T, SUF, ATTR)                                                                       \
     typedef T V_##SUF __attribute__((vector_size(64))); /* LANES elements */                            \
     typedef T N_##SUF __attribute__((vector_size(32))); /* NARROW elements */                           \
-    /* nj elements of C's row at ci = alpha v + beta ci (beta == 0: ci not read) */                \
-    ATTR static inline void put_##SUF(T *ci, V_##SUF v, size_t nj, T alpha, T beta)                     \
+    MASKED_##SUF(T, SUF, ATTR)                                                                          \
+    /* the activation op on each of t's LANES elements */                                             \
+    ATTR static void act_##SUF(T *t, int op)                                                            \
+    {                                                                                                   \
+        typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */           \
+        switch (op) { XO_UNARY_OP_MAP(ACT_CASE_) }                                                      \
+    }                                                                                                   \
+    /* nj elements of C's row at ci = act(alpha v + beta ci + bias) (beta == 0: ci not read; bias:  \
+     * only with has_bias; act: XO_IDENTITY for none) */                                                \
+    XO_INLINE ATTR static inline void put_##SUF(T *ci, V_##SUF v, size_t nj, T alpha, T beta, int has_bias,      \
+                                      V_##SUF bias, int act)                                            \
     {                                                                                                   \
         v *= alpha;                                                                                     \
-        if (nj == LANES(T)) {                                                                           \
-            if (beta != 0) {                                                                            \
-                V_##SUF old;                                                                            \
+        if (beta != 0) {                                                                                \
+            V_##SUF old;                                                                                \
+            if (nj == LANES(T))                                                                         \
                 memcpy(&old, ci, sizeof old);                                                           \
+            else                                                                                        \
+                old = ldm_##SUF(ci, nj);                                                                \
+            v += beta * old;                                                                            \
+        }                                                                                               \
+        if (has_bias)                                                                                   \
+            v += bias;                                                                                  \
+        if (act != XO_IDENTITY) {                                                                       \
+            T t[LANES(T)];                                                                              \
+            memcpy(t, &v, sizeof v);                                                                    \
+            act_##SUF(t, act);                                                                          \
+            memcpy(&v, t, sizeof v);                                                                    \
+        }                                                                                               \
+        if (nj == LANES(T))                                                                             \
+            memcpy(ci, &v, sizeof v);                                                                   \
+        else                                                                                            \
+            stm_##SUF(ci, v, nj);                                                                       \
+    }                                                                                                   \
+    /* bias for row i's columns [j0, j0 + nj): bias[j0..] (by column) or bias[i] in every lane */      \
+    XO_INLINE ATTR static inline V_##SUF bias_##SUF(const T *bias, int by_row, size_t i, size_t j0, size_t nj)    \
+    {                                                                                                   \
+        V_##SUF v = {0};                                                                                \
+        if (bias && by_row)                                                                             \
+            v += bias[i];                                                                               \
+        else if (bias)                                                                                  \
+            v = ldm_##SUF(bias + j0, nj);                                                               \
+        return v;                                                                                       \
+    }                                                                                                   \
+    /* {sum of v0's lanes, v1's, v2's, v3's} as the first 4 lanes of a vector */                      \
+    XO_INLINE ATTR static inline V_##SUF sum4_##SUF(V_##SUF v0, V_##SUF v1, V_##SUF v2, V_##SUF v3)     \
+    {                                                                                                   \
+        CAT(FOLD_, LANES_##SUF)(v0);                                                                    \
+        CAT(FOLD_, LANES_##SUF)(v1);                                                                    \
+        CAT(FOLD_, LANES_##SUF)(v2);                                                                    \
+        CAT(FOLD_, LANES_##SUF)(v3);                                                                    \
+        V_##SUF x = CAT(P01_, LANES_##SUF)(v0, v1) + CAT(P23_, LANES_##SUF)(v0, v1);                    \
+        V_##SUF y = CAT(P01_, LANES_##SUF)(v2, v3) + CAT(P23_, LANES_##SUF)(v2, v3);                    \
+        return CAT(L01_, LANES_##SUF)(x, y) + CAT(L23_, LANES_##SUF)(x, y);                             \
+    }                                                                                                   \
+    /* Dots: rows i0.. of C (row r at cr[r], from A's row ar[r]; a repeated row is computed, then    \
+     * stored once) x columns [j0, j0 + nj), nj <= NJ <= 4, NJ a constant where inlined;           \
+     * b(., j) = bt[j ldbt + .] */                                                                     \
+    XO_INLINE ATTR static inline void dots_##SUF(const size_t NJ, size_t k, T alpha, const T *const *ar,  \
+                                                 const T *bt, size_t ldbt, T beta, T *const *cr, size_t nj, \
+                                                 const T *bias, int by_row, size_t i0, size_t j0, int act) \
+    {                                                                                                   \
+        V_##SUF s[4][4] = {{{0}}};                                                                      \
+        const T *bj[4];                                                                                 \
+        for (size_t j = 0; j < NJ; j++)                                                                 \
+            bj[j] = bt + (j < nj ? j : nj - 1) * ldbt;                                                  \
+        size_t p = 0;                                                                                   \
+        for (; p + LANES(T) <= k; p += LANES(T)) {                                                      \
+            V_##SUF x[4], y;                                                                            \
+            for (int r = 0; r < 4; r++)                                                                 \
+                memcpy(&x[r], ar[r] + p, sizeof x[r]);                                                  \
+            for (size_t j = 0; j < NJ; j++) {                                                           \
+                memcpy(&y, bj[j] + p, sizeof y);                                                        \
+                for (int r = 0; r < 4; r++)                                                             \
+                    s[r][j] += x[r] * y;                                                                \
+            }                                                                                           \
+        }                                                                                               \
+        if (p < k) {                                                                                    \
+            V_##SUF x[4];                                                                               \
+            for (int r = 0; r < 4; r++)                                                                 \
+                x[r] = ldm_##SUF(ar[r] + p, k - p);                                                     \
+            for (size_t j = 0; j < NJ; j++) {                                                           \
+                const V_##SUF y = ldm_##SUF(bj[j] + p, k - p);                                          \
+                for (int r = 0; r < 4; r++)                                                             \
+                    s[r][j] += x[r] * y;                                                                \
+            }                                                                                           \
+        }                                                                                               \
+        for (int r = 0; r < 4; r++)                                                                     \
+            if (r == 0 || cr[r] != cr[r - 1])                                                           \
+                put_##SUF(cr[r], sum4_##SUF(s[r][0], s[r][1], s[r][2], s[r][3]), nj, alpha, beta,       \
+                          bias != NULL, bias_##SUF(bias, by_row, i0 + (size_t)r, j0, nj), act);         \
+    }                                                                                                   \
+    /* Dots by LANES rows: rows [0, LANES) of C x all n < XO_SMALL_ROWS_N columns, one column at a    \
+     * time: LANES dot products of A's rows (a(r, .) = a[r lda + .]) with column j of B            \
+     * (bt[j ldbt + .]), reduced together into one vector down column j, which gets the epilogue;  \
+     * then C's rows element by element. */                                                         \
+    XO_INLINE ATTR static inline void dotsv_##SUF(size_t n, size_t k, T alpha, const T *a,       \
+                                                  size_t lda, const T *bt, size_t ldbt, T beta, T *c,   \
+                                                  size_t ldc, const T *bias, int by_row, int act)       \
+    {                                                                                                   \
+        T t[XO_SMALL_ROWS_N][LANES(T)];                                                                 \
+        for (size_t j = 0; j < n; j++) {                                                                \
+            V_##SUF s[LANES(T)] = {{0}}, y;                                                             \
+            const T *bj = bt + j * ldbt;                                                                \
+            size_t p = 0;                                                                               \
+            for (; p + LANES(T) <= k; p += LANES(T)) {                                                  \
+                memcpy(&y, bj + p, sizeof y);                                                           \
+                UNROLL for (size_t r = 0; r < LANES(T); r++) {                                                 \
+                    V_##SUF x;                                                                          \
+                    memcpy(&x, a + r * lda + p, sizeof x);                                                    \
+                    s[r] += x * y;                                                                      \
+                }                                                                                       \
+            }                                                                                           \
+            if (p < k) {                                                                                \
+                y = ldm_##SUF(bj + p, k - p);                                                           \
+                UNROLL for (size_t r = 0; r < LANES(T); r++)                                            \
+                    s[r] += ldm_##SUF(a + r * lda + p, k - p) * y;                                            \
+            }                                                                                           \
+            CAT(RED_, LANES_##SUF)(s);                                                                  \
+            V_##SUF v = alpha * s[0];                                                                   \
+            if (beta != 0) {                                                                            \
+                V_##SUF old = {0};                                                                      \
+                for (size_t l = 0; l < LANES(T); l++)                                                         \
+                    old[l] = c[l * ldc + j];                                                            \
                 v += beta * old;                                                                        \
             }                                                                                           \
+            if (bias && by_row)                                                                         \
+                v += ldm_##SUF(bias, LANES(T));                                                               \
+            else if (bias)                                                                              \
+                v += bias[j];                                                                           \
+            memcpy(t[j], &v, sizeof v);                                                                 \
+            if (act != XO_IDENTITY)                                                                     \
+                act_##SUF(t[j], act);                                                                   \
+        }                                                                                               \
+        for (size_t l = 0; l < LANES(T); l++)                                                                 \
+            for (size_t j = 0; j < n; j++)                                                              \
+                c[l * ldc + j] = t[j][l];                                                               \
+    }                                                                                                   \
+    /* Tiles: rows [i0, i0 + MR) of C (MR <= 4 a constant where inlined; a(r, p) = a[r sr + p sp],    \
+     * row r of C at c + r ldc) x all of its columns, two vectors of columns at a time (the second   \
+     * maybe partial), then one: MR x 2 LANES in registers over all of k, each a(r, p) broadcast    \
+     * once for both. PLAIN (a constant): alpha 1, beta 0, no bias, no activation. */                \
+    XO_INLINE ATTR static inline void out_##SUF(const int PLAIN, T *ci, V_##SUF v, size_t nj, T alpha,  \
+                                                T beta, const T *bias, int by_row, size_t i, size_t j0, \
+                                                int act)                                                \
+    {                                                                                                   \
+        if (PLAIN && nj == LANES(T))                                                                    \
             memcpy(ci, &v, sizeof v);                                                                   \
-        } else                                                                                          \
-            for (size_t l = 0; l < nj; l++)                                                             \
-                ci[l] = beta == 0 ? v[l] : v[l] + beta * ci[l];                                         \
+        else if (PLAIN)                                                                                 \
+            stm_##SUF(ci, v, nj);                                                                       \
+        else                                                                                            \
+            put_##SUF(ci, v, nj, alpha, beta, bias != NULL, bias_##SUF(bias, by_row, i, j0, nj), act);  \
+    }                                                                                                   \
+    XO_INLINE ATTR static inline void tiles_##SUF(const int MR, const int PLAIN, size_t n, size_t k, T alpha, \
+                                                  const T *a, size_t sr, size_t sp, const T *b, size_t ldb, \
+                                                  T beta, T *c, size_t ldc, const T *bias, int by_row,  \
+                                                  size_t i0, int act)                                   \
+    {                                                                                                   \
+        size_t j0 = 0;                                                                                  \
+        for (; j0 + LANES(T) < n; j0 += 2 * LANES(T)) {                                                 \
+            const size_t nj = n - j0 - LANES(T) < LANES(T) ? n - j0 - LANES(T) : LANES(T);              \
+            const T *bt = b + j0;                                                                       \
+            V_##SUF s[4] = {{0}}, u[4] = {{0}}, r0, r1;                                                 \
+            UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
+                memcpy(&r0, bt + p * ldb, sizeof r0);                                                   \
+                if (nj == LANES(T))                                                                     \
+                    memcpy(&r1, bt + p * ldb + LANES(T), sizeof r1);                                    \
+                else                                                                                    \
+                    r1 = ldm_##SUF(bt + p * ldb + LANES(T), nj);                                        \
+                for (int r = 0; r < MR; r++) {                                                          \
+                    const T x = a[r * sr + p * sp];                                                     \
+                    s[r] += x * r0;                                                                     \
+                    u[r] += x * r1;                                                                     \
+                }                                                                                       \
+            }                                                                                           \
+            for (int r = 0; r < MR; r++) {                                                              \
+                T *ci = c + r * ldc + j0;                                                               \
+                out_##SUF(PLAIN, ci, s[r], LANES(T), alpha, beta, bias, by_row, i0 + (size_t)r, j0, act); \
+                out_##SUF(PLAIN, ci + LANES(T), u[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r,    \
+                          j0 + LANES(T), act);                                                          \
+            }                                                                                           \
+        }                                                                                               \
+        if (j0 < n) {                                                                                   \
+            const size_t nj = n - j0;                                                                   \
+            const T *bt = b + j0;                                                                       \
+            V_##SUF s[4] = {{0}}, row;                                                                  \
+            UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
+                if (nj == LANES(T))                                                                     \
+                    memcpy(&row, bt + p * ldb, sizeof row);                                             \
+                else                                                                                    \
+                    row = ldm_##SUF(bt + p * ldb, nj);                                                  \
+                for (int r = 0; r < MR; r++)                                                            \
+                    s[r] += a[r * sr + p * sp] * row;                                                   \
+            }                                                                                           \
+            for (int r = 0; r < MR; r++)                                                                \
+                out_##SUF(PLAIN, c + r * ldc + j0, s[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r, j0, \
+                          act);                                                                         \
+        }                                                                                               \
+    }                                                                                                   \
+    /* Columns: rows [i0, i0 + ni) (ni <= LANES) x columns [j0, j0 + NJ) of C, NJ <= 4 a constant \
+     * where inlined, one vector down each column of C: A transposed, a(i, p) = a[p lda + i], so   \
+     * LANES rows of C take one vector of A's row p, times b(p, j) broadcast. The results go to C \
+     * element by element (C's columns are strided). */                                             \
+    XO_INLINE ATTR static inline void cols_##SUF(const size_t NJ, size_t ni, size_t k, T alpha, const T *a,   \
+                                                 size_t lda, const T *b, size_t bsp, size_t bsj, T beta, \
+                                                 T *c, size_t ldc, const T *bias, int by_row, int act)  \
+    {                                                                                                   \
+        V_##SUF s[4] = {{0}}, u[4] = {{0}}, x, y; /* p even and odd: two chains of multiply-adds */     \
+        size_t p = 0;                                                                                   \
+        for (; p + 2 <= k; p += 2) {                                                                    \
+            if (ni == LANES(T)) {                                                                       \
+                memcpy(&x, a + p * lda, sizeof x);                                                      \
+                memcpy(&y, a + (p + 1) * lda, sizeof y);                                                \
+            } else {                                                                                    \
+                x = ldm_##SUF(a + p * lda, ni);                                                         \
+                y = ldm_##SUF(a + (p + 1) * lda, ni);                                                   \
+            }                                                                                           \
+            for (size_t j = 0; j < NJ; j++) {                                                           \
+                s[j] += x * b[p * bsp + j * bsj];                                                       \
+                u[j] += y * b[(p + 1) * bsp + j * bsj];                                                 \
+            }                                                                                           \
+        }                                                                                               \
+        if (p < k) {                                                                                    \
+            x = ldm_##SUF(a + p * lda, ni);                                                             \
+            for (size_t j = 0; j < NJ; j++)                                                             \
+                s[j] += x * b[p * bsp + j * bsj];                                                       \
+        }                                                                                               \
+        for (size_t j = 0; j < NJ; j++)                                                                 \
+            s[j] += u[j];                                                                               \
+        T t[4][LANES(T)];                                                                               \
+        for (size_t j = 0; j < NJ; j++) {                                                               \
+            V_##SUF v = alpha * s[j];                                                                   \
+            if (beta != 0) {                                                                            \
+                V_##SUF old = {0};                                                                      \
+                for (size_t l = 0; l < ni; l++)                                                         \
+                    old[l] = c[l * ldc + j];                                                            \
+                v += beta * old;                                                                        \
+            }                                                                                           \
+            if (bias && by_row)                                                                         \
+                v += ldm_##SUF(bias, ni);                                                               \
+            else if (bias)                                                                              \
+                v += bias[j];                                                                           \
+            memcpy(t[j], &v, sizeof v);                                                                 \
+            if (act != XO_IDENTITY)                                                                     \
+                act_##SUF(t[j], act);                                                                   \
+        }                                                                                               \
+        for (size_t l = 0; l < ni; l++)                                                                 \
+            for (size_t j = 0; j < NJ; j++)                                                             \
+                c[l * ldc + j] = t[j][l];                                                               \
+    }                                                                                                   \
+    /* Short k (K <= 4, a constant where inlined): up to 4 vectors of C's columns at a time with     \
+     * the K x 4 vectors of B they need held in registers, then each row of C in turn: K broadcasts \
+     * of a(i, p), 4 K multiply-adds, the stores (libxsmm's order for these shapes). */              \
+    XO_INLINE ATTR static inline void bstat_##SUF(const size_t K, const int PLAIN, size_t m, size_t n, T alpha, \
+                                                  const T *a, size_t sr, size_t sp, const T *b, size_t ldb, \
+                                                  T beta, T *c, size_t ldc, const T *bias, int by_row,  \
+                                                  int act)                                              \
+    {                                                                                                   \
+        for (size_t j0 = 0; j0 < n; j0 += 4 * LANES(T)) {                                               \
+            const size_t nc = n - j0 < 4 * LANES(T) ? n - j0 : 4 * LANES(T); /* columns here */          \
+            size_t nj[4];                                                                               \
+            V_##SUF bv[4][4];                                                                           \
+            for (size_t v = 0; v < 4; v++) {                                                            \
+                const size_t at = v * LANES(T);                                                         \
+                nj[v] = nc <= at ? 0 : nc - at < LANES(T) ? nc - at : LANES(T);                         \
+                for (size_t p = 0; p < K; p++)                                                          \
+                    if (nj[v] == LANES(T))                                                              \
+                        memcpy(&bv[p][v], b + p * ldb + j0 + at, sizeof bv[p][v]);                      \
+                    else                                                                                \
+                        bv[p][v] = nj[v] ? ldm_##SUF(b + p * ldb + j0 + at, nj[v]) : (V_##SUF){0};      \
+            }                                                                                           \
+            for (size_t i = 0; i < m; i++) {                                                            \
+                V_##SUF s[4] = {{0}};                                                                   \
+                for (size_t p = 0; p < K; p++) {                                                        \
+                    const T x = a[i * sr + p * sp];                                                     \
+                    for (size_t v = 0; v < 4; v++)                                                      \
+                        s[v] += x * bv[p][v];                                                           \
+                }                                                                                       \
+                for (size_t v = 0; v < 4 && nj[v]; v++)                                                 \
+                    out_##SUF(PLAIN, c + i * ldc + j0 + v * LANES(T), s[v], nj[v], alpha, beta, bias, by_row, \
+                              i, j0 + v * LANES(T), act);                                               \
+            }                                                                                           \
+        }                                                                                               \
     }                                                                                                   \
     ATTR static void small_##SUF(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, int ta, \
-                                 const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w)        \
+                                 const T *b, size_t ldb, int tb, T beta, T *c, size_t ldc, T *w,        \
+                                 const T *bias, int by_row, int act)                                    \
     {                                                                                                   \
+        const int has_bias = bias != NULL;                                                              \
         if (n >= XO_SMALL_ROWS_N) {                                                                     \
-            /* B transposed: copied upright, its rows padded with zeros to whole vectors. Else the     \
-             * columns of a last partial tile (from jt on) are, into a LANES-wide copy. */              \
-            const size_t np = (n + LANES(T) - 1) / LANES(T) * LANES(T);                                 \
-            const size_t jt = !tb && np != n ? n / LANES(T) * LANES(T) : n;                             \
+            /* B transposed: copied upright */                                                          \
             const T *bu = b;                                                                            \
             size_t ldu = ldb;                                                                           \
-            if (jt < n)                                                                                 \
-                for (size_t p = 0; p < k; p++)                                                          \
-                    for (size_t l = 0; l < LANES(T); l++)                                               \
-                        w[p * LANES(T) + l] = jt + l < n ? b[p * ldb + jt + l] : 0;                     \
             if (tb) {                                                                                   \
-                for (size_t p = 0; p < k; p++) {                                                        \
-                    T *restrict t = w + p * np;                                                         \
-                    for (size_t j = 0; j < n; j++)                                                      \
-                        t[j] = tb ? b[j * ldb + p] : b[p * ldb + j];                                    \
-                    for (size_t j = n; j < np; j++)                                                     \
-                        t[j] = 0;                                                                       \
-                }                                                                                       \
+                for (size_t j = 0; j < n; j++)                                                          \
+                    for (size_t p = 0; p < k; p++)                                                      \
+                        w[p * n + j] = b[j * ldb + p];                                                  \
                 bu = w;                                                                                 \
-                ldu = np;                                                                               \
+                ldu = n;                                                                                \
             }                                                                                           \
             const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */            \
-            for (size_t i0 = 0; i0 < m; i0 += 4) {                                                      \
-                /* 4 rows of A; past the last row, the last row again (computed, not stored) */         \
-                const size_t r0 = i0, r1 = i0 + 1 < m ? i0 + 1 : m - 1, r2 = i0 + 2 < m ? i0 + 2 : m - 1, \
-                             r3 = i0 + 3 < m ? i0 + 3 : m - 1;                                          \
-                for (size_t j0 = 0; j0 < n; j0 += LANES(T)) { /* a 4 x LANES(T) tile of C in registers */ \
-                    const T *bt = j0 == jt ? w : bu + j0;                                               \
-                    const size_t ldt = j0 == jt ? LANES(T) : ldu;                                       \
-                    V_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};                                     \
-                    for (size_t p = 0; p < k; p++) {                                                    \
-                        V_##SUF row;                                                                    \
-                        memcpy(&row, bt + p * ldt, sizeof row);                                         \
-                        c0 += a[r0 * sr + p * sp] * row;                           \
-                        c1 += a[r1 * sr + p * sp] * row;                           \
-                        c2 += a[r2 * sr + p * sp] * row;                           \
-                        c3 += a[r3 * sr + p * sp] * row;                           \
-                    }                                                                                   \
-                    const size_t nj = n - j0 < LANES(T) ? n - j0 : LANES(T);                            \
-                    T *ci = c + i0 * ldc + j0;                                                          \
-                    put_##SUF(ci, c0, nj, alpha, beta);                                                 \
-                    if (i0 + 1 < m)                                                                     \
-                        put_##SUF(ci + ldc, c1, nj, alpha, beta);                                       \
-                    if (i0 + 2 < m)                                                                     \
-                        put_##SUF(ci + 2 * ldc, c2, nj, alpha, beta);                                   \
-                    if (i0 + 3 < m)                                                                     \
-                        put_##SUF(ci + 3 * ldc, c3, nj, alpha, beta);                                   \
+            const int plain = alpha == 1 && beta == 0 && !has_bias && act == XO_IDENTITY;               \
+            if (k <= 4) {                                                                               \
+                switch (k * 2 + (size_t)plain) { /* k and plain constants in each case */               \
+                BSTAT_CASE(SUF, 1, 0) BSTAT_CASE(SUF, 1, 1) BSTAT_CASE(SUF, 2, 0) BSTAT_CASE(SUF, 2, 1)  \
+                BSTAT_CASE(SUF, 3, 0) BSTAT_CASE(SUF, 3, 1) BSTAT_CASE(SUF, 4, 0) BSTAT_CASE(SUF, 4, 1)  \
                 }                                                                                       \
+                return;                                                                                 \
+            }                                                                                           \
+            size_t i0 = 0;                                                                              \
+            for (; i0 + 4 <= m; i0 += 4)                                                                \
+                if (plain)                                                                              \
+                    tiles_##SUF(4, 1, n, k, 1, a + i0 * sr, sr, sp, bu, ldu, 0, c + i0 * ldc, ldc, NULL, 0, 0, 0); \
+                else                                                                                    \
+                    tiles_##SUF(4, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, \
+                                by_row, i0, act);                                                       \
+            switch (m - i0) { /* the last rows, a constant number in each case */                       \
+            case 3:                                                                                     \
+                tiles_##SUF(3, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, by_row, \
+                            i0, act);                                                                   \
+                break;                                                                                  \
+            case 2:                                                                                     \
+                tiles_##SUF(2, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, by_row, \
+                            i0, act);                                                                   \
+                break;                                                                                  \
+            case 1: /* gemv's case among them */                                                        \
+                if (plain)                                                                              \
+                    tiles_##SUF(1, 1, n, k, 1, a + i0 * sr, sr, sp, bu, ldu, 0, c + i0 * ldc, ldc, NULL, 0, 0, 0); \
+                else                                                                                    \
+                    tiles_##SUF(1, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, \
+                                by_row, i0, act);                                                       \
             }                                                                                           \
             return;                                                                                     \
         }                                                                                               \
@@ -117,98 +511,139 @@
             for (size_t p = ps; p < k; p++)                                                         \
                 for (size_t l = 0; l < NARROW(T); l++)                                              \
                     w[(p - ps) * NARROW(T) + l] = l < n ? b[p * ldb + l] : 0;                       \
-            const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1;                                      \
-            for (size_t i = 0; i < m; i++) {                                                        \
-                const T *ai = a + i * sr;                                                           \
-                N_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, r0, r1, r2, r3;                     \
-                size_t p = 0;                                                                       \
-                for (; p + 4 <= ps; p += 4) {                                                       \
-                    memcpy(&r0, b + p * ldb, sizeof r0);                                            \
-                    memcpy(&r1, b + (p + 1) * ldb, sizeof r1);                                      \
-                    memcpy(&r2, b + (p + 2) * ldb, sizeof r2);                                      \
-                    memcpy(&r3, b + (p + 3) * ldb, sizeof r3);                                      \
-                    c0 += ai[p * sp] * r0;                                                          \
-                    c1 += ai[(p + 1) * sp] * r1;                                                    \
-                    c2 += ai[(p + 2) * sp] * r2;                                                    \
-                    c3 += ai[(p + 3) * sp] * r3;                                                    \
+            const size_t sp = ta ? lda : 1;                                                         \
+            N_##SUF c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, r0, r1, r2, r3;                         \
+            size_t p = 0;                                                                           \
+            for (; p + 4 <= ps; p += 4) {                                                           \
+                memcpy(&r0, b + p * ldb, sizeof r0);                                                \
+                memcpy(&r1, b + (p + 1) * ldb, sizeof r1);                                          \
+                memcpy(&r2, b + (p + 2) * ldb, sizeof r2);                                          \
+                memcpy(&r3, b + (p + 3) * ldb, sizeof r3);                                          \
+                c0 += a[p * sp] * r0;                                                               \
+                c1 += a[(p + 1) * sp] * r1;                                                         \
+                c2 += a[(p + 2) * sp] * r2;                                                         \
+                c3 += a[(p + 3) * sp] * r3;                                                         \
+            }                                                                                       \
+            for (; p < k; p++) {                                                                    \
+                memcpy(&r0, p < ps ? b + p * ldb : w + (p - ps) * NARROW(T), sizeof r0);            \
+                c0 += a[p * sp] * r0;                                                               \
+            }                                                                                       \
+            c0 = (c0 + c1) + (c2 + c3);                                                             \
+            V_##SUF v = {0};                                                                        \
+            memcpy(&v, &c0, sizeof c0);                                                             \
+            put_##SUF(c, v, n, alpha, beta, has_bias, bias_##SUF(bias, by_row, 0, 0, n), act);      \
+            return;                                                                                 \
+        }                                                                                           \
+        if (ta && m > 1) { /* columns, LANES rows at a time */                                      \
+            const size_t bsp = tb ? 1 : ldb, bsj = tb ? ldb : 1; /* b(p, j) = b[p bsp + j bsj] */   \
+            for (size_t i0 = 0; i0 < m; i0 += LANES(T)) {                                           \
+                const size_t ni = m - i0 < LANES(T) ? m - i0 : LANES(T);                            \
+                for (size_t j0 = 0; j0 < n; j0 += 4) {                                              \
+                    const T *bj = b + j0 * bsj, *bi = bias ? bias + (by_row ? i0 : j0) : NULL;      \
+                    T *cij = c + i0 * ldc + j0;                                                     \
+                    switch (n - j0 < 4 ? n - j0 : 4) { /* the number of columns a constant in each */ \
+                    case 1:                                                                         \
+                        cols_##SUF(1, ni, k, alpha, a + i0, lda, bj, bsp, bsj, beta, cij, ldc, bi, by_row, act); \
+                        break;                                                                      \
+                    case 2:                                                                         \
+                        cols_##SUF(2, ni, k, alpha, a + i0, lda, bj, bsp, bsj, beta, cij, ldc, bi, by_row, act); \
+                        break;                                                                      \
+                    case 3:                                                                         \
+                        cols_##SUF(3, ni, k, alpha, a + i0, lda, bj, bsp, bsj, beta, cij, ldc, bi, by_row, act); \
+                        break;                                                                      \
+                    default:                                                                        \
+                        cols_##SUF(4, ni, k, alpha, a + i0, lda, bj, bsp, bsj, beta, cij, ldc, bi, by_row, act); \
+                    }                                                                               \
                 }                                                                                   \
-                for (; p < k; p++) {                                                                \
-                    memcpy(&r0, p < ps ? b + p * ldb : w + (p - ps) * NARROW(T), sizeof r0);        \
-                    c0 += ai[p * sp] * r0;                                                          \
-                }                                                                                   \
-                c0 = (c0 + c1) + (c2 + c3);                                                         \
-                T *ci = c + i * ldc;                                                                \
-                for (size_t j = 0; j < n; j++)                                                      \
-                    ci[j] = beta == 0 ? alpha * c0[j] : alpha * c0[j] + beta * ci[j];               \
             }                                                                                       \
             return;                                                                                 \
         }                                                                                           \
-        /* Dots: rows of A and columns of B contiguous along k (copied when not). */                    \
-        T *bt = w;                                                                                      \
-        const T *bc = b;                                                                                \
-        size_t ldbc = ldb;                                                                              \
-        if (!tb) {                                                                                      \
-            for (size_t j = 0; j < n; j++)                                                              \
-                for (size_t p = 0; p < k; p++)                                                          \
-                    bt[j * k + p] = b[p * ldb + j];                                                     \
-            bc = bt;                                                                                    \
-            ldbc = k;                                                                                   \
-        }                                                                                               \
-        const T *ar = a; /* rows of A contiguous: A not transposed, or m == 1 */                        \
-        const size_t ldar = lda;                                                                        \
-        const size_t astep = ta && m == 1 ? lda : 1; /* one row of A^T: a column, strided */            \
-        for (size_t i = 0; i < m; i++) {                                                                \
-            const T *restrict ai = ar + i * ldar;                                                       \
-            for (size_t j = 0; j < n; j++) {                                                            \
-                const T *restrict bj = bc + j * ldbc;                                                   \
-                T lane[LANES(T)] = {0}, s = 0;                                                          \
-                size_t p = 0;                                                                           \
-                if (astep == 1)                                                                         \
-                    for (; p + LANES(T) <= k; p += LANES(T))                                            \
-                        for (size_t l = 0; l < LANES(T); l++)                                           \
-                            lane[l] += ai[p + l] * bj[p + l];                                           \
-                for (; p < k; p++)                                                                      \
-                    s += ai[p * astep] * bj[p];                                                         \
-                for (size_t l = 0; l < LANES(T); l++)                                                   \
-                    s += lane[l];                                                                       \
-                T *cij = c + i * ldc + j;                                                               \
-                *cij = beta == 0 ? alpha * s : alpha * s + beta * *cij;                                 \
-            }                                                                                           \
-        }                                                                                               \
+        /* Dots: rows of A contiguous (A upright, or its one row copied), columns of B too        \
+         * (copied when B is upright) */                                                            \
+        const T *bt = b;                                                                            \
+        size_t ldbt = ldb;                                                                          \
+        if (!tb) { /* along B's rows (n < 8 elements each), into its columns */                    \
+            for (size_t p = 0; p < k; p++) {                                                        \
+                const T *bp = b + p * ldb;                                                          \
+                UNROLL8 for (size_t j = 0; j < XO_SMALL_ROWS_N - 1; j++)                            \
+                    if (j < n)                                                                      \
+                        w[j * k + p] = bp[j];                                                       \
+            }                                                                                       \
+            bt = w;                                                                                 \
+            ldbt = k;                                                                               \
+        }                                                                                           \
+        if (ta) {                                                                                   \
+            T *row = w + (tb ? 0 : n * k);                                                          \
+            for (size_t p = 0; p < k; p++)                                                          \
+                row[p] = a[p * lda];                                                                \
+            a = row;                                                                                \
+        }                                                                                           \
+        size_t i0 = 0;                                                                              \
+        for (; i0 + LANES(T) <= m; i0 += LANES(T)) /* LANES rows at a time, then 4 */              \
+            dotsv_##SUF(n, k, alpha, a + i0 * lda, lda, bt, ldbt, beta, c + i0 * ldc, ldc, \
+                        bias ? bias + (by_row ? i0 : 0) : NULL, by_row, act);                       \
+        for (; i0 < m; i0 += 4) {                                                                   \
+            const T *ar[4];                                                                         \
+            T *cr[4];                                                                               \
+            for (size_t r = 0; r < 4; r++) { /* past the last row, the last row again */            \
+                const size_t i = i0 + r < m ? i0 + r : m - 1;                                       \
+                ar[r] = a + i * lda;                                                                \
+                cr[r] = c + i * ldc;                                                                \
+            }                                                                                       \
+            for (size_t j0 = 0; j0 < n; j0 += 4) {                                                  \
+                const size_t nj = n - j0 < 4 ? n - j0 : 4;                                          \
+                const T *bj = bt + j0 * ldbt;                                                       \
+                T *cj[4] = {cr[0] + j0, cr[1] + j0, cr[2] + j0, cr[3] + j0};                        \
+                switch (nj) { /* the number of columns a constant in each */                        \
+                case 1:                                                                             \
+                    dots_##SUF(1, k, alpha, ar, bj, ldbt, beta, cj, nj, bias, by_row, i0, j0, act); \
+                    break;                                                                          \
+                case 2:                                                                             \
+                    dots_##SUF(2, k, alpha, ar, bj, ldbt, beta, cj, nj, bias, by_row, i0, j0, act); \
+                    break;                                                                          \
+                case 3:                                                                             \
+                    dots_##SUF(3, k, alpha, ar, bj, ldbt, beta, cj, nj, bias, by_row, i0, j0, act); \
+                    break;                                                                          \
+                default:                                                                            \
+                    dots_##SUF(4, k, alpha, ar, bj, ldbt, beta, cj, nj, bias, by_row, i0, j0, act); \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
     }
 
 XO_CPU_INSTANTIATE(SMALL_LOOPS)
 
 typedef struct kernels {
     void (*f)(size_t, size_t, size_t, float, const float *, size_t, int, const float *, size_t, int, float,
-              float *, size_t, float *);
+              float *, size_t, float *, const float *, int, int);
     void (*d)(size_t, size_t, size_t, double, const double *, size_t, int, const double *, size_t, int, double,
-              double *, size_t, double *);
+              double *, size_t, double *, const double *, int, int);
 } kernels;
 #define TABLE(F, D) {small_##F, small_##D}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
 
-/* Scratch elements the loop above needs for a row-major m x n x k product. */
+/* Scratch elements the loops above need for a row-major m x n x k product. */
 static size_t work_needed(size_t m, size_t n, size_t k, int ta, int tb, size_t lanes)
 {
     if (n >= XO_SMALL_ROWS_N)
-        return tb ? (n + lanes - 1) / lanes * lanes * k : n % lanes ? lanes * k : 0;
-    (void)m, (void)ta;
+        return tb ? n * k : 0;
     if (m == 1 && !tb && n <= lanes / 2) /* narrow rows: at most NARROW padded rows of NARROW */
         return lanes / 2 * (lanes / 2);
-    return tb ? 0 : n * k;
+    if (ta && m > 1) /* columns */
+        return 0;
+    return (tb ? 0 : n * k) + (ta ? k : 0); /* dots: B's columns, A's one row */
 }
 
-int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m, size_t n,
-                       size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb, double beta,
-                       void *c, size_t ldc)
+int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
+                                size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
+                                size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act)
 {
     if (k == 0 || alpha == 0 || m * n * k > XO_SMALL_MAX_FMA || (m > 32 && n > 32 && k > 32))
         return 0; /* alpha == 0: A and B are not read (xo__cpu_scale_output) */
-    int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
-    if (layout == XO_COL_MAJOR) { /* C^T = B^T A^T, row-major */
+    int ta = opa == XO_TRANS, tb = opb == XO_TRANS, by_row = 0;
+    if (layout == XO_COL_MAJOR) { /* C^T = B^T A^T, row-major; the bias is by C^T's rows */
         size_t t = m;
         m = n;
         n = t;
@@ -221,16 +656,10 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
         int s = ta;
         ta = tb;
         tb = s;
+        by_row = 1;
     }
-    /* Where the dots lose to OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512): along
-     * k < 32 (100x3x16: 1033 against 449 ns) or over rows of a transposed A (copying it
-     * upright: 3378 against 442 ns). One row of C (a gemv) runs as narrow rows, which need
-     * no copy of B: 1x3x100 59 ns against 126 as dots and 248 in OpenBLAS; from 16 rows
-     * the dots win (16x3x100: 386 against 541 ns: each row's sum waits on its
-     * multiply-adds). */
-    const int narrow = m == 1 && !tb && n <= (dt == XO_F32 ? NARROW(float) : NARROW(double));
-    if (n < XO_SMALL_ROWS_N && !narrow && (k < 32 || (ta && m > 1)))
-        return 0;
+    /* One row of C (a gemv) runs as narrow rows, which need no copy of B: 1x3x100 59 ns
+     * against 126 as dots and 248 in OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512). */
     if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
         return 0;
     union {
@@ -238,10 +667,18 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_trans
         double d[XO_SMALL_WORK];
     } w;
     if (dt == XO_F32)
-        kernels_()->f(m, n, k, (float)alpha, a, lda, ta, b, ldb, tb, (float)beta, c, ldc, w.f);
+        kernels_()->f(m, n, k, (float)alpha, a, lda, ta, b, ldb, tb, (float)beta, c, ldc, w.f, bias, by_row, act);
     else
-        kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w.d);
+        kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w.d, bias, by_row, act);
     return 1;
+}
+
+int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                       size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb, double beta,
+                       void *c, size_t ldc)
+{
+    return xo__cpu_small_gemm_bias_act(dt, layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL,
+                                       XO_IDENTITY);
 }
 
 /* The plugin's gemm: these kernels where the product is small, else OpenBLAS's. */
