@@ -3,7 +3,11 @@
  * the same run. The chain (8 ops, three inputs a, b, c and one output y):
  *     y = a*b; y += c; y = tanh(y); y *= 1.5; y *= c; y -= 0.1; y = relu(y); y += 0.5 a
  * A plan fuses it into one pass that reads a, b, c and writes y (16 bytes per element);
- * eagerly the first seven ops move 68 bytes per element, which gives the streaming rate.
+ * eagerly the first seven ops move 68 bytes per element, which gives the streaming rate
+ * (flattered: y, 16 MB, comes back from the L3 cache between the ops). A plain C pass
+ * y = a*b + c over host arrays of the same size, on every core (chain_stream.c, -O3
+ * -march=native), reads and writes what the fused pass does: that one's rate is memory
+ * speed for the pass.
  * Then the same chain over short vectors (16 to 65536 elements): the plan with chains
  * fused from that n on, against the plan with every op alone (white-box: the CPU plugin's
  * threshold xo__cpu_chain_min_n), to find where fusion starts to pay.
@@ -18,8 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 extern size_t xo__cpu_chain_min_n, xo__cpu_chain_block; /* plugins/cpu/cpu_chain.c */
+void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n,
+                           int threads); /* chain_stream.c */
 
 static double now_ns(void)
 {
@@ -96,39 +103,56 @@ static void big(xo_context *ctx, int rounds)
     xo_plan *plan = capture(ctx, b, BIG);
     if (g_failed)
         return;
-    double *t[3];
-    for (int s = 0; s < 3; s++)
+    double *t[4];
+    for (int s = 0; s < 4; s++)
         t[s] = malloc((size_t)rounds * sizeof(double));
+    /* the C pass's own arrays, as filled as the buffers */
+    float *ha[4];
+    for (int k = 0; k < 4; k++) {
+        ha[k] = malloc(BIG * sizeof(float));
+        for (size_t i = 0; ha[k] && i < BIG; i++)
+            ha[k][i] = (float)((i * 7919u + (unsigned)k * 104729u) % 2001u) / 1000.0f - 1.0f;
+        if (!ha[k])
+            g_failed = 1;
+    }
+    const int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int w = 0; w < 2; w++) { /* warm-up: page faults, placement's learning */
         chain(ctx, b, BIG, 1);
         check(xo_plan_run(plan), "xo_plan_run");
         check(xo_finish(ctx), "xo_finish");
     }
     for (int r = 0; r < rounds && !g_failed; r++)
-        for (int k = 0; k < 3; k++) {
-            int s = (k + r) % 3;
+        for (int k = 0; k < 4; k++) {
+            int s = (k + r) % 4;
             double t0 = now_ns();
-            if (s == 2)
+            if (s == 3)
+                xo__bench_stream_pass(ha[0], ha[1], ha[2], ha[3], BIG, threads);
+            else if (s == 2)
                 check(xo_plan_run(plan), "xo_plan_run");
             else
                 chain(ctx, b, BIG, s == 0);
             check(xo_finish(ctx), "xo_finish");
             t[s][r] = now_ns() - t0;
         }
-    double eager = median(t[0], rounds), stream7 = median(t[1], rounds), fused = median(t[2], rounds);
-    double stream_gbs = 68.0 * BIG / stream7, fused_gbs = 16.0 * BIG / fused;
+    double eager = median(t[0], rounds), stream7 = median(t[1], rounds), fused = median(t[2], rounds),
+           cpass = median(t[3], rounds);
+    double stream_gbs = 68.0 * BIG / stream7, fused_gbs = 16.0 * BIG / fused, cpass_gbs = 16.0 * BIG / cpass;
     printf("chain of 8 element-wise ops over %zu floats on the CPU, median of %d rounds taking turns\n", BIG, rounds);
     printf("  eager (8 ops)          %8.3f ms\n", eager * 1e-6);
     printf("  eager first 7 ops      %8.3f ms  %6.1f GB/s  (68 bytes per element: the streaming rate)\n",
            stream7 * 1e-6, stream_gbs);
     printf("  plan (one fused pass)  %8.3f ms  %6.1f GB/s  (16 bytes per element)\n", fused * 1e-6, fused_gbs);
-    printf("  plan / eager %.2fx, fused pass at %.0f%% of the streaming rate\n", eager / fused,
-           100.0 * fused_gbs / stream_gbs);
+    printf("  C pass y = a*b + c     %8.3f ms  %6.1f GB/s  (16 bytes per element, %d threads: memory speed for one pass)\n",
+           cpass * 1e-6, cpass_gbs, threads);
+    printf("  plan / eager %.2fx, fused pass at %.0f%% of the streaming rate, at %.0f%% of the C pass\n", eager / fused,
+           100.0 * fused_gbs / stream_gbs, 100.0 * fused_gbs / cpass_gbs);
     char text[1024];
     check(xo_plan_describe(plan, text, sizeof text), "xo_plan_describe");
     printf("%s", text);
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 4; s++)
         free(t[s]);
+    for (int k = 0; k < 4; k++)
+        free(ha[k]);
     xo_plan_destroy(plan);
     for (int k = 0; k < NBUF; k++)
         xo_buffer_destroy(b[k]);
