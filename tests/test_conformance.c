@@ -315,6 +315,25 @@ static size_t gen_gemm_row(xoc_shape *out)
     return c;
 }
 
+/* One row of C up to 8 wide over dense operands (ld = the row's length: cpu_small.c's
+ * packed rows read B's rows as they lie, several per vector), every k from 1 to 9, 16 to
+ * 18 and long, both layouts, A either way (one row of A transposed is dense only as a
+ * column of one); beta = 0 over NaN in C for odd widths. */
+static size_t gen_gemm_row_dense(xoc_shape *out)
+{
+    static const size_t ks[] = {1, 2, 3, 4, 5, 9, 16, 17, 18, 100};
+    size_t c = 0;
+    for (size_t n = 1; n <= 8; n++)
+        for (size_t q = 0; q < XOC_N(ks); q++) {
+            int l = (int)((n + q) % 2);
+            xoc_shape s = gemm_shape(l, (int)(q % 2), 0, l ? n : 1, l ? 1 : n, ks[q], 0.75, n % 2 ? 0 : 1.5,
+                                     (int)(n % 2));
+            s.pad[0] = s.pad[1] = 0;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -875,14 +894,14 @@ static void run_argmax(xoc_t *t, const xoc_shape *s)
 
 /* ---- gemm_bias_act ----------------------------------------------------------------------- */
 
-/* C at an offset (padded for even k, dense for odd k), NaN in it when beta is 0; the bias
- * (v = 0: none) at an offset. */
+/* C at an offset (padded for even k, dense for odd k), NaN in it when beta is 0; B's rows
+ * padded by pad[1]; the bias (v = 0: none) at an offset. */
 static void run_gemm_bias_act(xoc_t *t, const xoc_shape *s)
 {
     size_t m = s->m, n = s->n, k = s->k;
     size_t ar = s->ta == XO_NO_TRANS ? m : k, ac = s->ta == XO_NO_TRANS ? k : m;
     size_t br = s->tb == XO_NO_TRANS ? k : n, bc = s->tb == XO_NO_TRANS ? n : k;
-    size_t lda = (s->lay == XO_ROW_MAJOR ? ac : ar) + 1, ldb = (s->lay == XO_ROW_MAJOR ? bc : br) + 2;
+    size_t lda = (s->lay == XO_ROW_MAJOR ? ac : ar) + 1, ldb = (s->lay == XO_ROW_MAJOR ? bc : br) + s->pad[1];
     size_t ldc = (s->lay == XO_ROW_MAJOR ? n : m) + (k & 1 ? 0 : 3), aoff = 2, boff = 1, coff = 3, biasoff = 2;
     double kk = (double)(k ? k : 1);
     /* A and B in [-1, 1] scaled so |A B| < 1, and C's beta term at most 0.5: a bias from
@@ -913,7 +932,7 @@ static void run_gemm_bias_act(xoc_t *t, const xoc_shape *s)
 static xoc_shape gba_shape(int l, int ta, int tb, size_t m, size_t n, size_t k, double beta, int with_bias, int act)
 {
     return (xoc_shape){.lay = LAYS[l], .ta = TRS[ta], .tb = TRS[tb], .m = m, .n = n, .k = k, .beta = beta,
-                       .v = with_bias, .op = act};
+                       .v = with_bias, .op = act, .pad = {0, 2, 0}};
 }
 
 static size_t gen_gemm_bias_act(xoc_shape *out)
@@ -970,6 +989,22 @@ static size_t gen_gemm_bias_act_small(xoc_shape *out)
     return c;
 }
 
+/* One row of C over a dense B (the batch-1 evaluation's 1x3x100 with its bias, and
+ * cpu_small.c's packed rows at every width to 8), each width with an activation, beta 0
+ * over NaN in C and 0.5. */
+static size_t gen_gemm_bias_act_row(xoc_shape *out)
+{
+    static const int acts[] = {XO_IDENTITY, XO_TANH, XO_RELU, XO_SIGMOID};
+    size_t c = 0;
+    for (size_t n = 1; n <= 8; n++)
+        for (size_t k = 3; k <= 100; k += 97) {
+            xoc_shape s = gba_shape(0, 0, 0, 1, n, k, n % 2 ? 0 : 0.5, 1, acts[n % 4]);
+            s.pad[1] = 0;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const xoc_row ROWS[] = {
@@ -977,6 +1012,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_small, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_ode, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
     {"scal", gen_scal, run_scal, XOC_CLOSE, 0, 0},
@@ -1001,6 +1037,7 @@ static const xoc_row ROWS[] = {
     {"argmax", gen_argmax, run_argmax, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_small, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_row, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 

@@ -150,6 +150,58 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
+/* Packed rows (one row of C, n < 8 floats or <= 4 doubles, B's rows contiguous: ldb == n,
+ * A's row contiguous; AVX-512): B's elements are read as they lie, r = LANES / n whole
+ * rows per vector, against a vector of a(0, p..p+r) each repeated n times (one shuffle),
+ * so a 1x3x100 product is 20 multiply-adds of full vectors where narrow rows take 100 of
+ * 3 useful lanes; lane q n + j of the sum then holds part of c(0, j). XI(l, n, L): the
+ * lane of a's vector that lane l takes (L: the zero vector's first lane, for the lanes
+ * past r n). Measured: docs/bench.md, "Small products". */
+#define XI(l, n, L) ((l) < (L) / (n) * (n) ? (l) / (n) : (L))
+#define XSH_16(v, z, n)                                                                                 \
+    __builtin_shufflevector(v, z, XI(0, n, 16), XI(1, n, 16), XI(2, n, 16), XI(3, n, 16), XI(4, n, 16),   \
+                            XI(5, n, 16), XI(6, n, 16), XI(7, n, 16), XI(8, n, 16), XI(9, n, 16),         \
+                            XI(10, n, 16), XI(11, n, 16), XI(12, n, 16), XI(13, n, 16), XI(14, n, 16),    \
+                            XI(15, n, 16))
+#define XSH_8(v, z, n)                                                                                  \
+    __builtin_shufflevector(v, z, XI(0, n, 8), XI(1, n, 8), XI(2, n, 8), XI(3, n, 8), XI(4, n, 8),        \
+                            XI(5, n, 8), XI(6, n, 8), XI(7, n, 8))
+#define PACKED_f 0
+#define PACKED_d 0
+#define PACKED_f_avx2 0
+#define PACKED_d_avx2 0
+#define PACKED_f_avx512 1 /* masked loads: the lanes past the rows read are not read */
+#define PACKED_d_avx512 1
+/* out = c(0, 0..NN) of the packed-rows product with n = NN (a constant), from a, b, k */
+#define PACKED_ROWS(T, SUF, NN, out)                                                                    \
+    do {                                                                                                \
+        const size_t r_ = LANES(T) / (NN), used_ = r_ * (NN);                                           \
+        const V_##SUF z_ = {0};                                                                         \
+        V_##SUF s_[4] = {z_, z_, z_, z_}, x_, b_;                                                       \
+        size_t p_ = 0;                                                                                  \
+        for (; p_ + 4 * r_ <= k; p_ += 4 * r_)                                                          \
+            UNROLL4 for (size_t u_ = 0; u_ < 4; u_++) {                                                 \
+                const size_t q_ = p_ + u_ * r_;                                                         \
+                if (k - q_ >= LANES(T))                                                                 \
+                    memcpy(&x_, a + q_, sizeof x_);                                                     \
+                else                                                                                    \
+                    x_ = ldm_##SUF(a + q_, k - q_);                                                     \
+                b_ = ldm_##SUF(b + q_ * (NN), used_);                                                   \
+                s_[u_] += CAT(XSH_, LANES_##SUF)(x_, z_, NN) * b_;                                      \
+            }                                                                                           \
+        for (int u_ = 0; p_ < k; p_ += r_, u_++) { /* the last rows: fewer than 4 r */                  \
+            const size_t rows_ = k - p_ < r_ ? k - p_ : r_;                                             \
+            x_ = ldm_##SUF(a + p_, rows_);                                                              \
+            b_ = ldm_##SUF(b + p_ * (NN), rows_ * (NN));                                                \
+            s_[u_] += CAT(XSH_, LANES_##SUF)(x_, z_, NN) * b_;                                          \
+        }                                                                                               \
+        const V_##SUF t_ = (s_[0] + s_[1]) + (s_[2] + s_[3]);                                           \
+        out = z_;                                                                                       \
+        for (size_t j_ = 0; j_ < (NN); j_++)                                                            \
+            for (size_t q_ = 0; q_ < r_; q_++)                                                          \
+                out[j_] += t_[q_ * (NN) + j_];                                                          \
+    } while (0)
+
 /* small_'s case for bstat_##SUF with K = kk, PLAIN = p (the operands in scope) */
 #define BSTAT_CASE(SUF, kk, p)                                                                          \
     case kk * 2 + p:                                                                                    \
@@ -498,6 +550,20 @@
                     tiles_##SUF(1, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, \
                                 by_row, i0, act);                                                       \
             }                                                                                           \
+            return;                                                                                     \
+        }                                                                                               \
+        if (PACKED_##SUF && m == 1 && !tb && ldb == n && (!ta || lda == 1) && n <= NARROW(T)) {         \
+            V_##SUF v;                                                                                  \
+            switch (n) { /* the row's width a constant in each */                                       \
+            case 1: PACKED_ROWS(T, SUF, 1, v); break;                                                   \
+            case 2: PACKED_ROWS(T, SUF, 2, v); break;                                                   \
+            case 3: PACKED_ROWS(T, SUF, 3, v); break;                                                   \
+            case 4: PACKED_ROWS(T, SUF, 4, v); break;                                                   \
+            case 5: PACKED_ROWS(T, SUF, 5, v); break;                                                   \
+            case 6: PACKED_ROWS(T, SUF, 6, v); break;                                                   \
+            default: PACKED_ROWS(T, SUF, 7, v);                                                         \
+            }                                                                                           \
+            put_##SUF(c, v, n, alpha, beta, has_bias, bias_##SUF(bias, by_row, 0, 0, n), act);         \
             return;                                                                                     \
         }                                                                                               \
         if (m == 1 && !tb && n <= NARROW(T)) {                                                          \
