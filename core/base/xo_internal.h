@@ -204,6 +204,8 @@ void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype
 void xo__correction_reset(xo__correction *c);
 /* Forget what was learned for one device (its profile was replaced). */
 void xo__correction_reset_device(xo__correction *c, int dev);
+/* How many measurements of (dev, kind, dtype, class) the factor holds now (0: none). */
+int xo__correction_count(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
 /* The factor in force without counting a look-up (no decay): for reports. */
 double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls);
 #define XO_SIZE_CLASSES 48

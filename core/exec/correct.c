@@ -203,6 +203,17 @@ double xo__correction_peek(xo__correction *c, int dev, xo_op_kind kind, xo_dtype
     return f;
 }
 
+int xo__correction_count(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls)
+{
+    ratio_ring *r = cell(c, dev, kind, dtype, cls);
+    if (!r)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    int n = r->n;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
 void xo__correction_record(xo__correction *c, int dev, xo_op_kind kind, xo_dtype dtype, int cls,
                            double predicted_us, double measured_us)
 {

@@ -23,8 +23,8 @@
  * by moving whole same-device segments to another device while that lowers the total
  * (as ggml's scheduler splits a graph; here priced by the model). The chosen one is
  * never predicted slower than the other two. In all three, a device on the host's cores
- * (PoCL) takes an op only when place.c's rule would let it (clearly faster than the CPU:
- * may_take). Under a forced device every op it can run
+ * (PoCL) takes an op only when place.c's rule would let it (clearly faster than the CPU)
+ * by a prediction measurements of that op there have corrected (may_take). Under a forced device every op it can run
  * goes there. A device an op of an earlier run failed on (p->avoid) gets no op: after
  * such a run the plan is placed again (plan_run.c). */
 #include "xo_plan.h"
@@ -46,6 +46,7 @@ typedef struct placer {
     xo__profile prof[XO_MAX_DEVICES];
     double *base;    /* [nops][ndev] launch + corrected compute; < 0: cannot run there */
     double *compute; /* [nops][ndev] corrected compute */
+    unsigned char *measured; /* [nops][ndev] the op's time there was measured (corrections) */
     uint32_t *init;  /* [nbufs] where each buffer is current now */
     uint32_t *valid; /* [nbufs] scratch */
     long budget;
@@ -219,14 +220,18 @@ static double steady(placer *pl, const signed char *assign, double *pred)
 }
 
 /* place.c's rule for a device on the host's cores (PoCL): it shares the cores the CPU's
- * BLAS uses, so it may take op j only when clearly faster than the CPU there. Without it
- * a plan placed an RNN's 10000x256 column sums on PoCL for a predicted 0.8% (xo bench
- * --quick, rnn-train-b10000 on CPU + PoCL) and ran at 0.73x eager. */
+ * BLAS uses, so it may take op j only when clearly faster than the CPU there; and, since
+ * a plan is placed once where eager calls correct the model as they go, only by a
+ * prediction that a measurement of that op there has corrected. Without the first part a
+ * plan put an RNN's 10000x256 column sums on PoCL for a predicted 0.8%; without the
+ * second, for a predicted 118 us against the CPU's 303 where PoCL takes about 10 ms
+ * (xo bench --quick, rnn-train-b10000 on CPU + PoCL: plan 0.64-0.75x eager). */
 static int may_take(const placer *pl, int j, int d)
 {
-    const double *base = &pl->base[(size_t)j * (size_t)pl->ndev];
+    const size_t at = (size_t)j * (size_t)pl->ndev;
+    const double *base = &pl->base[at];
     return d == 0 || !xo__device_on_host_cores(&pl->prof[d].info) || base[0] < 0 ||
-           base[d] <= XO_HOST_CORES_MARGIN * base[0];
+           (pl->measured[at + (size_t)d] && base[d] <= XO_HOST_CORES_MARGIN * base[0]);
 }
 
 /* Op by op, as eager placement would choose in the steady state (second pass). */
@@ -324,12 +329,13 @@ xo_status xo__plan_place(xo_plan *p)
     size_t nops = (size_t)(p->nops ? p->nops : 1), nb = (size_t)(p->nbufs ? p->nbufs : 1);
     pl.base = malloc(nops * (size_t)ndev * sizeof *pl.base);
     pl.compute = malloc(nops * (size_t)ndev * sizeof *pl.compute);
+    pl.measured = calloc(nops * (size_t)ndev, 1);
     pl.init = malloc(nb * sizeof *pl.init);
     pl.valid = malloc(nb * sizeof *pl.valid);
     signed char *chosen = malloc(nops), *other = malloc(nops), *cand = malloc(nops);
     double *pred = malloc((size_t)(p->nsteps ? p->nsteps : 1) * sizeof *pred);
     xo_status st = XO_OK;
-    if (!pl.base || !pl.compute || !pl.init || !pl.valid || !chosen || !other || !cand || !pred) {
+    if (!pl.base || !pl.compute || !pl.measured || !pl.init || !pl.valid || !chosen || !other || !cand || !pred) {
         st = xo__error(XO_ERR_OUT_OF_MEMORY, "xo_capture_end: out of host memory placing the plan");
         goto done;
     }
@@ -339,8 +345,12 @@ xo_status xo__plan_place(xo_plan *p)
     pthread_mutex_unlock(&ctx->profile_lock);
     for (int i = 0, j = 0; i < p->nsteps; i++)
         if (p->steps[i].kind == XO_STEP_OP) {
+            const xo_op_desc *d = &p->steps[i].op.desc;
             op_costs(ctx, pl.prof, p->avoid, &p->steps[i].op, &pl.base[(size_t)j * (size_t)ndev],
                      &pl.compute[(size_t)j * (size_t)ndev], &p->steps[i].cls);
+            for (int e = 1; e < ndev; e++)
+                pl.measured[(size_t)j * (size_t)ndev + (size_t)e] =
+                    xo__correction_count(ctx->correction, e, d->kind, d->dtype, p->steps[i].cls) > 0;
             j++;
         }
     for (int b = 0; b < p->nbufs; b++) { /* whole copies; else those holding some spans (residency.c) */
@@ -399,6 +409,7 @@ xo_status xo__plan_place(xo_plan *p)
 done:
     free(pl.base);
     free(pl.compute);
+    free(pl.measured);
     free(pl.init);
     free(pl.valid);
     free(chosen);
