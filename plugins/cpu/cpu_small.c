@@ -19,7 +19,8 @@
  *     products along k of rows of A and a column of B (copied to be contiguous when B is
  *     upright), reduced together into one vector down the column; the last rows by 4.
  * Each result vector gets its epilogue before it is stored, while it is in registers:
- * alpha, beta C, gemm_bias_act's bias and activation (the formulas of xo_formulas.h).
+ * alpha, beta C, gemm_bias_act's bias and activation (the formulas of xo_formulas.h;
+ * cpu_fused.c sends only one-line products here with an epilogue, where that pays).
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
  * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
  * 1.17's JIT kernels: docs/bench.md, "Small products". */
