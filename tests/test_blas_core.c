@@ -60,7 +60,10 @@ static void test_coretype_table(void **state)
         {NULL, "Core2", 1 | 4, "Zen"},             /* AMD with AVX2 only */
         {NULL, "Sandybridge", 1, "Haswell"},       /* AVX but not AVX2 kernels */
         {NULL, "Generic", 3, "SkylakeX"},
-        {NULL, "Haswell", 3, NULL},                /* AVX2 kernels: not several times off */
+        {NULL, "Haswell", 1, NULL},                /* AVX2 kernels on an AVX2 CPU */
+        {NULL, "Haswell", 3, "SkylakeX"},          /* AVX2 kernels on AVX-512: two thirds of its gemm */
+        {NULL, "Zen", 3 | 4, "SkylakeX"},          /* Zen 4 taken for an older Zen */
+        {"Haswell", "Haswell", 3, NULL},           /* this machine's environment: kept, only advised */
         {NULL, "SkylakeX", 3, NULL},
         {NULL, "Cooperlake", 3, NULL},
         {NULL, "Zen", 1 | 4, NULL},

@@ -12,13 +12,14 @@
 /* What the CPU has, as far as OpenBLAS's choice of kernels goes. */
 enum {
     XO_CPU_FEAT_AVX2 = 1u << 0,
-    XO_CPU_FEAT_AVX512 = 1u << 1, /* AVX-512F */
+    XO_CPU_FEAT_AVX512 = 1u << 1, /* AVX-512 F, BW, DQ and VL: what OpenBLAS's SkylakeX kernels use */
     XO_CPU_FEAT_AMD = 1u << 2,    /* AMD's cores take OpenBLAS's Zen kernels for AVX2 */
 };
 unsigned xo__cpu_features(void);
 
 /* The OPENBLAS_CORETYPE that suits a CPU with `features` when OpenBLAS runs its `core`
- * kernels and those lack what the CPU has (no AVX2 kernels on an AVX2 or AVX-512 CPU);
+ * kernels and those lack what the CPU has (no AVX2 kernels on an AVX2 or AVX-512 CPU, no
+ * AVX-512 kernels on an AVX-512 CPU);
  * NULL when the core is fine or unknown (NULL or empty). Pure. */
 const char *xo__openblas_better_core(const char *core, unsigned features);
 
