@@ -50,7 +50,7 @@ static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, 
     const uint64_t args[] = BINARY_ARGS;
     xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
     xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), 3, 1u << 2, &st))
         return st;
     return binary_checked(fn, dt, ctx, bop, n, a, a_off, b, b_off, c, c_off, memo);
 }
@@ -82,7 +82,7 @@ static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, si
     const uint64_t args[] = BIAS_ARGS;
     xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
     xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), 2, 1u, &st))
         return st;
     return bias_checked(fn, dt, ctx, rows, cols, a, a_off, lda, bv, bias_off, memo);
 }

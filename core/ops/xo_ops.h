@@ -309,7 +309,7 @@ xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, i
     const uint64_t args[] = XO_ELEMENTWISE_ARGS(alpha_bits);
     xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
     xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), 2, 1u << 1, &st))
         return st;
     return xo__elementwise_checked(fn, dt, ctx, kind, subop, sub_lo, sub_hi, n, names, x, x_off, y, y_off, alpha,
                                    memo);

@@ -15,6 +15,8 @@
 #include "xo_record.h"
 #include "xo_run.h"
 
+#include <assert.h>
+
 #define XO_CACHE_WAYS 4
 #define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
 #define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
@@ -70,10 +72,13 @@ typedef struct xo__decision_slot {
  * A program's step makes the same calls again and again, so each thread keeps the calls
  * that last took the fast path below: their raw arguments, their buffers' ids, the op as
  * validated and described, and the decision cache entry that placed it with the key it
- * had. A call whose arguments and buffers match a memo, whose entry still holds that key
- * (the buffers current where they were) and still lets a fast path take it, runs as the
- * fast path would run it, without being checked and keyed again (xo__memo_run). Anything
- * else is validated and dispatched as usual, and may fill the memo (xo__dispatch_memo). */
+ * had. An entry holds that key until the full path gives the entry to another key, and
+ * then forgets every memo of the entry (xo__memo_forget), so a memo's entry is always the
+ * one its key names. A call whose arguments and buffers match a memo, whose buffers are
+ * current where they were then and whose entry still lets a fast path take it, runs as
+ * the fast path would run it, without being checked and keyed again (xo__memo_run).
+ * Anything else is validated and dispatched as usual, and may fill the memo
+ * (xo__dispatch_memo). */
 #define XO_MEMO_SETS_LOG2 4 /* 16 sets of 2 memos per thread */
 #define XO_MEMO_ARGS 12     /* words of arguments: the entry point's name, ctx, then its own */
 typedef struct xo__memo {
@@ -269,6 +274,18 @@ static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m,
     k->op = *op;
 }
 
+/* The cache entry e goes to another key: no memo may name it any more (their arguments
+ * are cleared, and no call's first word, its entry point's name, is 0). */
+static inline void xo__memo_forget(xo__thread *t, const xo__cache_entry *e)
+{
+    for (int i = 0; i < 1 << XO_MEMO_SETS_LOG2; i++)
+        for (int w = 0; w < 2; w++)
+            if (t->memo[i].way[w].e == e) {
+                t->memo[i].way[w].e = NULL;
+                t->memo[i].way[w].args[0] = 0;
+            }
+}
+
 /* Place, move, run, record; a run on the fast path fills memo m (NULL: none) with the call
  * whose raw arguments are args[0..nargs). */
 static inline __attribute__((always_inline)) xo_status xo__dispatch_memo(xo__op *op, xo__memo_set *m,
@@ -324,9 +341,11 @@ static inline __attribute__((always_inline)) xo__memo_set *xo__memo_of(const uin
 
 /* 1 if the call with raw arguments args[0..nargs) (args[1]: its context) is a memo of
  * set m and ran as the fast path runs it (*st: how that went); 0 if it must be validated
- * and dispatched. */
+ * and dispatched. narg and writes: the op's operand count and written operands, as its
+ * description sets them (literals, so that the operand loops unroll). */
 static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, xo__memo_set *m,
-                                                              const uint64_t *args, int nargs, xo_status *st)
+                                                              const uint64_t *args, int nargs, int narg,
+                                                              unsigned writes, xo_status *st)
 {
     int w = xo__memo_way(m, args, nargs);
     if (w < 0) /* also when ctx is NULL: a memo holds a validated call */
@@ -337,26 +356,25 @@ static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, x
         return 0;
     const xo__op *op = &k->op;
     xo__cache_entry *e = k->e;
+    assert(op->desc.narg == narg && op->writes == writes);
     /* The same buffers (the arguments name them, so they are alive), current where they
      * were when the entry took this call. */
     uint64_t diff = 0, res = 0;
-    for (int i = 0; i < op->desc.narg; i++) {
+    for (int i = 0; i < narg; i++) {
         const xo_buffer *b = op->buf[i];
         if (b) {
             diff |= b->id ^ k->ids[i];
             res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
         }
     }
-    for (int i = 0; i < XO_KEY_WORDS; i++)
-        diff |= e->key[i] ^ k->key[i];
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if ((diff | (res ^ k->key[5])) || !xo__fast_ok(e, 1, forced))
         return 0;
-    for (int i = 0; i < op->desc.narg; i++)
-        if ((op->writes >> i & 1u) && xo__inflight(op->buf[i]))
+    for (int i = 0; i < narg; i++)
+        if ((writes >> i & 1u) && xo__inflight(op->buf[i]))
             return 0;
     m->recent = w;
-    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(op->writes)]), 0))
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(writes)]), 0))
         *st = xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
     else
         *st = XO_OK;
