@@ -263,7 +263,10 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
     d->narg = 3;
 }
 
-/* The raw arguments of an element-wise call, as its memo keeps them. */
+/* An element-wise call's operand count and written operand (y), and its raw arguments as
+ * its memo keeps them. */
+#define XO_ELEMENTWISE_NARG 2
+#define XO_ELEMENTWISE_WRITES (1u << 1)
 #define XO_ELEMENTWISE_ARGS(alpha_bits)                                                                   \
     {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)(int64_t)subop, n, (uintptr_t)x, x_off, (uintptr_t)y, y_off, \
      alpha_bits}
@@ -291,8 +294,8 @@ xo__elementwise_checked(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind
     op.desc.n = n;
     op.desc.alpha = alpha;
     op.reads = 1u;
-    op.writes = 1u << 1;
-    op.desc.narg = 2;
+    op.writes = XO_ELEMENTWISE_WRITES;
+    op.desc.narg = XO_ELEMENTWISE_NARG;
     return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
 }
 
@@ -309,7 +312,7 @@ xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, i
     const uint64_t args[] = XO_ELEMENTWISE_ARGS(alpha_bits);
     xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
     xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), 2, 1u << 1, &st))
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), XO_ELEMENTWISE_NARG, XO_ELEMENTWISE_WRITES, &st))
         return st;
     return xo__elementwise_checked(fn, dt, ctx, kind, subop, sub_lo, sub_hi, n, names, x, x_off, y, y_off, alpha,
                                    memo);
