@@ -236,13 +236,13 @@ static inline __attribute__((always_inline)) xo__decision_slot *xo__fast_slot(co
     return s;
 }
 
-/* The way of set m that holds the call with raw arguments args[0..nargs), or -1. The way
- * used last first: a call alone in its set is found at the first try. */
+/* The way of set m that holds the call with raw arguments args[0..nargs), or -1. Way 0
+ * first, where a call alone in its set is (xo__memo_fill); a fixed order, so that no
+ * load stands between the set and the way's arguments. */
 static inline __attribute__((always_inline)) int xo__memo_way(const xo__memo_set *m, const uint64_t *args,
                                                               int nargs)
 {
-    for (int j = 0; j < 2; j++) {
-        int w = m->recent ^ j;
+    for (int w = 0; w < 2; w++) {
         uint64_t diff = 0;
         for (int i = 0; i < nargs; i++)
             diff |= m->way[w].args[i] ^ args[i];
@@ -253,7 +253,8 @@ static inline __attribute__((always_inline)) int xo__memo_way(const xo__memo_set
 }
 
 /* Keep, in set m (NULL: none), op, which the fast path ran for entry e under key: in the
- * way that holds the call already, else in place of the way used less recently. */
+ * way that holds the call already, else in a free way (way 0 first), else in place of
+ * the way used less recently. */
 static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m, const uint64_t *args, int nargs,
                                                                 const xo__op *op, xo__cache_entry *e,
                                                                 const uint64_t key[XO_KEY_WORDS])
@@ -262,7 +263,7 @@ static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m,
         return;
     int w = xo__memo_way(m, args, nargs);
     if (w < 0)
-        w = !m->recent;
+        w = !m->way[0].e ? 0 : !m->way[1].e ? 1 : !m->recent;
     m->recent = w;
     xo__memo *k = &m->way[w];
     for (int i = 0; i < nargs; i++)
@@ -335,10 +336,10 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
 /* The memo set for a call with raw arguments args[0..nargs) (a compile-time count). */
 static inline __attribute__((always_inline)) xo__memo_set *xo__memo_of(const uint64_t *args, int nargs)
 {
-    uint64_t h = 0;
-    for (int i = 0; i < nargs; i++) /* independent products: no chain of multiplies */
-        h += args[i] * (0x9E3779B97F4A7C15ull + 2u * (uint64_t)i);
-    return &xo__tl.memo[h >> (64 - XO_MEMO_SETS_LOG2)];
+    uint64_t h[2] = {0, 0};
+    for (int i = 0; i < nargs; i++) /* independent products, two sums: short chains */
+        h[i & 1] += args[i] * (0x9E3779B97F4A7C15ull + 2u * (uint64_t)i);
+    return &xo__tl.memo[(h[0] + h[1]) >> (64 - XO_MEMO_SETS_LOG2)];
 }
 
 /* 1 if the call with raw arguments args[0..nargs) (args[1]: its context) is a memo of
