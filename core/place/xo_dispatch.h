@@ -236,20 +236,20 @@ static inline __attribute__((always_inline)) xo__decision_slot *xo__fast_slot(co
     return s;
 }
 
-/* The way of set m that holds the call with raw arguments args[0..nargs), or -1. Way 0
+/* The way of set m that holds the call with raw arguments args[0..nargs), or NULL. Way 0
  * first, where a call alone in its set is (xo__memo_fill); a fixed order, so that no
  * load stands between the set and the way's arguments. */
-static inline __attribute__((always_inline)) int xo__memo_way(const xo__memo_set *m, const uint64_t *args,
-                                                              int nargs)
+static inline __attribute__((always_inline)) xo__memo *xo__memo_way(xo__memo_set *m, const uint64_t *args,
+                                                                    int nargs)
 {
     for (int w = 0; w < 2; w++) {
         uint64_t diff = 0;
         for (int i = 0; i < nargs; i++)
             diff |= m->way[w].args[i] ^ args[i];
         if (!diff)
-            return w;
+            return &m->way[w];
     }
-    return -1;
+    return NULL;
 }
 
 /* Keep, in set m (NULL: none), op, which the fast path ran for entry e under key: in the
@@ -261,11 +261,10 @@ static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m,
 {
     if (!m)
         return;
-    int w = xo__memo_way(m, args, nargs);
-    if (w < 0)
-        w = !m->way[0].e ? 0 : !m->way[1].e ? 1 : !m->recent;
-    m->recent = w;
-    xo__memo *k = &m->way[w];
+    xo__memo *k = xo__memo_way(m, args, nargs);
+    if (!k)
+        k = &m->way[!m->way[0].e ? 0 : !m->way[1].e ? 1 : !m->recent];
+    m->recent = (int)(k - m->way);
     for (int i = 0; i < nargs; i++)
         k->args[i] = args[i];
     for (int i = 0; i < op->desc.narg; i++)
@@ -350,25 +349,22 @@ static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, x
                                                               const uint64_t *args, int nargs, int narg,
                                                               unsigned writes, xo_status *st)
 {
-    int w = xo__memo_way(m, args, nargs);
-    if (w < 0) /* also when ctx is NULL: a memo holds a validated call */
+    const xo__memo *k = xo__memo_way(m, args, nargs);
+    if (!k) /* also when ctx is NULL: a memo holds a validated call */
         return 0;
-    const xo__memo *k = &m->way[w];
     xo__decision_slot *s = xo__fast_slot(ctx);
     if (!s || k->ctx_id != ctx->id)
         return 0;
     const xo__op *op = &k->op;
     xo__cache_entry *e = k->e;
     assert(op->desc.narg == narg && op->writes == writes);
-    /* The same buffers (the arguments name them, so they are alive), current where they
-     * were when the entry took this call. */
+    /* The same buffers (the arguments name them, so they are alive: a memo'd op names a
+     * buffer in every operand), current where they were when the entry took this call. */
     uint64_t diff = 0, res = 0;
     for (int i = 0; i < narg; i++) {
         const xo_buffer *b = op->buf[i];
-        if (b) {
-            diff |= b->id ^ k->ids[i];
-            res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
-        }
+        diff |= b->id ^ k->ids[i];
+        res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
     }
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if ((diff | (res ^ k->key[5])) || !xo__fast_ok(e, 1, forced))
@@ -376,7 +372,7 @@ static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, x
     for (int i = 0; i < narg; i++)
         if ((writes >> i & 1u) && xo__inflight(op->buf[i]))
             return 0;
-    m->recent = w;
+    m->recent = (int)(k - m->way);
     if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(writes)]), 0))
         *st = xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
     else
