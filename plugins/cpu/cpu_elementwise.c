@@ -200,6 +200,10 @@ static xo_status over_elements(xo__cpu_pool *pool, const xo_op_desc *op, xo__cpu
 xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
+    if (op->n < XO_CPU_GRAIN) { /* one range on this thread (parallel_for's test): no job */
+        xo__cpu_unary_loop(op->dtype, op->subop, xo__cpu_ptr(op, 0), xo__cpu_ptr(op, 1), op->n);
+        return XO_OK;
+    }
     return over_elements(pool, op, unary_range);
 }
 
