@@ -235,6 +235,53 @@ static void memo_yields_to_a_capture(void **state)
     xot_plan_done(ctx);
 }
 
+/* Every memo's entry holds the memo's key: a memo hit no longer compares them, so the
+ * full path, when it gives an entry to another key, forgets the entry's memos. */
+static void assert_memos_name_their_entries(void)
+{
+    for (int i = 0; i < 1 << XO_MEMO_SETS_LOG2; i++)
+        for (int w = 0; w < 2; w++) {
+            const xo__memo *k = &xo__tl.memo[i].way[w];
+            if (k->e)
+                assert_memory_equal(k->e->key, k->key, sizeof k->key);
+        }
+}
+
+/* Ops of 3000 other shapes between memo hits replace every entry of the thread's
+ * decision cache (512): the memos of those entries are forgotten, the next steps are
+ * checked and placed again, then memo'd again, with the loops' results and counts. */
+static void memo_forgets_a_replaced_entry(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    xot_assert_ok(xo_set_device(ctx, "cpu"));
+    memo_case c;
+    make_case(ctx, &c);
+    enum { SHAPES = 3000 };
+    xo_buffer *big = xot_buffer(ctx, NULL, SHAPES * sizeof(float));
+    for (int round = 0; round < 3; round++) {
+        for (int r = 0; r < REPS; r++)
+            step(ctx, &c);
+        check(&c, "memo'd steps");
+        assert_memos_name_their_entries();
+        for (size_t n = 1; n <= SHAPES; n++)
+            xot_assert_ok(xo_sunary(ctx, XO_ABS, n, big, 0, big, 0));
+        assert_memos_name_their_entries();
+        xot_assert_ok(xo_stats_reset(ctx));
+        for (int r = 0; r < REPS; r++) {
+            step(ctx, &c);
+            check(&c, "steps after the cache was replaced");
+            assert_memos_name_their_entries();
+        }
+        assert_int_equal(ops_on(ctx, 0), 5 * REPS);
+        assert_int_equal(ops_on(ctx, mock), 0);
+    }
+    xo_buffer_destroy(big);
+    free_case(&c);
+    xot_plan_done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +291,7 @@ int main(void)
         cmocka_unit_test(memo_follows_a_profile_change),
         cmocka_unit_test(memo_checks_a_new_buffer),
         cmocka_unit_test(memo_yields_to_a_capture),
+        cmocka_unit_test(memo_forgets_a_replaced_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

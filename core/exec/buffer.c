@@ -93,20 +93,11 @@ static xo_status check_range(const char *fn, const xo_buffer *b, size_t offset, 
     return XO_OK;
 }
 
-xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes)
-{
-    XO_RETURN_IF_ERROR(check_range("xo_buffer_write", b, offset, src, "src", bytes));
-    if (bytes == 0)
-        return XO_OK;
-    xo_status st;
-    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 1, offset, (void *)src, bytes, &st))
-        return st;
-    if (b->ctx->episode)
-        b->ctx->episode_io(b->ctx, b, 1, offset, bytes);
-    return xo__buffer_write_now(b, offset, src, bytes);
-}
-
-xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes)
+/* The copies of a write and a read, after their checks: inline in xo_buffer_write and
+ * xo_buffer_read (a small input written and an output read every step pay no call for
+ * them), out of line for a plan's recorded steps (xo__buffer_write_now, _read_now). */
+static inline __attribute__((always_inline)) xo_status write_now(xo_buffer *b, size_t offset, const void *src,
+                                                                 size_t bytes)
 {
     /* Only the span written becomes current on the host (residency.c): nothing moves,
      * unless the span lists would grow too long. A buffer current on the host alone, with
@@ -125,6 +116,38 @@ xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, siz
     return XO_OK;
 }
 
+static inline __attribute__((always_inline)) xo_status read_now(xo_buffer *b, size_t offset, void *dst,
+                                                                size_t bytes)
+{
+    if (!(xo__valid(b) & 1u)) /* the span read comes home */
+        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 1, 0));
+    memcpy(dst, (char *)b->host + offset, bytes);
+    return XO_OK;
+}
+
+xo_status xo__buffer_write_now(xo_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    return write_now(b, offset, src, bytes);
+}
+
+xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes)
+{
+    return read_now(b, offset, dst, bytes);
+}
+
+xo_status xo_buffer_write(xo_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    XO_RETURN_IF_ERROR(check_range("xo_buffer_write", b, offset, src, "src", bytes));
+    if (bytes == 0)
+        return XO_OK;
+    xo_status st;
+    if (__builtin_expect(xo__capturing != NULL, 0) && b->ctx->capture_io(b, 1, offset, (void *)src, bytes, &st))
+        return st;
+    if (b->ctx->episode)
+        b->ctx->episode_io(b->ctx, b, 1, offset, bytes);
+    return write_now(b, offset, src, bytes);
+}
+
 xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
 {
     XO_RETURN_IF_ERROR(check_range("xo_buffer_read", b, offset, dst, "dst", bytes));
@@ -135,13 +158,6 @@ xo_status xo_buffer_read(xo_buffer *b, size_t offset, void *dst, size_t bytes)
         return st;
     if (b->ctx->episode)
         b->ctx->episode_io(b->ctx, b, 0, offset, bytes);
-    return xo__buffer_read_now(b, offset, dst, bytes);
+    return read_now(b, offset, dst, bytes);
 }
 
-xo_status xo__buffer_read_now(xo_buffer *b, size_t offset, void *dst, size_t bytes)
-{
-    if (!(xo__valid(b) & 1u)) /* the span read comes home */
-        XO_RETURN_IF_ERROR(xo__buffer_prepare(b, 0, offset, offset + bytes, 1, 0));
-    memcpy(dst, (char *)b->host + offset, bytes);
-    return XO_OK;
-}

@@ -40,6 +40,26 @@ static XO_INLINE void axpy_desc(xo_op_desc *d, size_t n, double alpha, size_t in
  * gemv and axpy apply the operand rules of xo_ops.h quietly: any broken rule, or a cache
  * miss, leaves for the full path, which applies the same rules with their messages. */
 
+/* gemm past its express path: every check with its message, description, dispatch. Out
+ * of line, so that the express path does not pay for this path's frame. */
+static __attribute__((noinline)) xo_status gemm_checked(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout,
+                                                        xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                                                        size_t k, double alpha, xo_buffer *a, size_t a_off,
+                                                        size_t lda, xo_buffer *b, size_t b_off, size_t ldb,
+                                                        double beta, xo_buffer *c, size_t c_off, size_t ldc)
+{
+    xo__op op;
+    xo__op_begin(&op, fn, ctx, XO_OP_GEMM, dt);
+    RET(xo__check_ctx(&op));
+    RET(xo__check_gemm(&op, layout, ta, tb, m, n, k, a, a_off, lda, b, b_off, ldb, c, c_off, ldc));
+    if (m == 0 || n == 0)
+        return XO_OK;
+    xo__gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+    op.reads = 3u | (beta != 0.0) << 2;
+    op.writes = 1u << 2;
+    return xo__dispatch(&op);
+}
+
 static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta,
                       xo_transpose tb, size_t m, size_t n, size_t k, double alpha, xo_buffer *a, size_t a_off,
                       size_t lda, xo_buffer *b, size_t b_off, size_t ldb, double beta, xo_buffer *c, size_t c_off,
@@ -78,16 +98,8 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
             }
         }
     }
-    xo__op op;
-    xo__op_begin(&op, fn, ctx, XO_OP_GEMM, dt);
-    RET(xo__check_ctx(&op));
-    RET(xo__check_gemm(&op, layout, ta, tb, m, n, k, a, a_off, lda, b, b_off, ldb, c, c_off, ldc));
-    if (m == 0 || n == 0)
-        return XO_OK;
-    xo__gemm_desc(&op.desc, layout, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
-    op.reads = 3u | (beta != 0.0) << 2;
-    op.writes = 1u << 2;
-    return xo__dispatch(&op);
+    return gemm_checked(fn, dt, ctx, layout, ta, tb, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
+                        ldc);
 }
 
 static XO_INLINE xo_status gemv(const char *fn, xo_dtype dt, xo_context *ctx, xo_layout layout, xo_transpose ta, size_t m,

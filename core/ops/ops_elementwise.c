@@ -15,15 +15,19 @@ static XO_INLINE xo_status unary(const char *fn, xo_dtype dt, xo_context *ctx, x
     return xo__elementwise(fn, dt, ctx, XO_OP_UNARY, (int)uop, 0, XO_UNARY_OP_COUNT - 1, n, names, x, x_off, y, y_off, 0);
 }
 
-static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
-                        size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
+/* The ops with a call memo (xo_dispatch.h) come in two parts: the entry tries the memo
+ * and, if it holds no match, calls the checked path out of line, so that a memo hit does
+ * not pay for that path's frame. */
+#define XO_CHECKED static __attribute__((noinline)) xo_status
+
+#define BINARY_NARG 3
+#define BINARY_WRITES (1u << 2) /* c */
+#define BINARY_ARGS {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)bop, n, (uintptr_t)a, a_off, (uintptr_t)b, b_off, \
+                     (uintptr_t)c, c_off}
+XO_CHECKED binary_checked(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
+                          size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off, xo__memo_set *memo)
 {
-    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)bop, n, (uintptr_t)a, a_off,
-                             (uintptr_t)b, b_off, (uintptr_t)c, c_off};
-    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
-    xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
-        return st;
+    const uint64_t args[] = BINARY_ARGS;
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BINARY, dt);
     RET(xo__check_ctx(&op));
@@ -38,20 +42,28 @@ static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, 
     op.desc.subop = (int)bop;
     op.desc.n = n;
     op.reads = 3u;
-    op.writes = 1u << 2;
-    op.desc.narg = 3;
+    op.writes = BINARY_WRITES;
+    op.desc.narg = BINARY_NARG;
     return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
 }
-
-static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
-                      size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
+static XO_INLINE xo_status binary(const char *fn, xo_dtype dt, xo_context *ctx, xo_binary_op bop, size_t n, xo_buffer *a,
+                        size_t a_off, xo_buffer *b, size_t b_off, xo_buffer *c, size_t c_off)
 {
-    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, rows, cols, (uintptr_t)a, a_off, lda, (uintptr_t)bv,
-                             bias_off};
+    const uint64_t args[] = BINARY_ARGS;
     xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
     xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), BINARY_NARG, BINARY_WRITES, &st))
         return st;
+    return binary_checked(fn, dt, ctx, bop, n, a, a_off, b, b_off, c, c_off, memo);
+}
+
+#define BIAS_NARG 2
+#define BIAS_WRITES 1u /* a */
+#define BIAS_ARGS {(uintptr_t)fn, (uintptr_t)ctx, rows, cols, (uintptr_t)a, a_off, lda, (uintptr_t)bv, bias_off}
+XO_CHECKED bias_checked(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
+                        size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off, xo__memo_set *memo)
+{
+    const uint64_t args[] = BIAS_ARGS;
     xo__op op;
     xo__op_begin(&op, fn, ctx, XO_OP_BIAS, dt);
     RET(xo__check_ctx(&op));
@@ -64,9 +76,19 @@ static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, si
     op.desc.n = cols;
     op.desc.ld[0] = xo__tidy_ld(XO_ROW_MAJOR, rows, cols, lda);
     op.reads = 3u;
-    op.writes = 1u;
-    op.desc.narg = 2;
+    op.writes = BIAS_WRITES;
+    op.desc.narg = BIAS_NARG;
     return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
+}
+static XO_INLINE xo_status bias(const char *fn, xo_dtype dt, xo_context *ctx, size_t rows, size_t cols, xo_buffer *a,
+                      size_t a_off, size_t lda, xo_buffer *bv, size_t bias_off)
+{
+    const uint64_t args[] = BIAS_ARGS;
+    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
+    xo_status st;
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), BIAS_NARG, BIAS_WRITES, &st))
+        return st;
+    return bias_checked(fn, dt, ctx, rows, cols, a, a_off, lda, bv, bias_off, memo);
 }
 
 /* c[i] = a[i] op s; c may be a exactly. */

@@ -263,22 +263,24 @@ static inline __attribute__((always_inline)) void xo__gemm_desc(xo_op_desc *d, x
     d->narg = 3;
 }
 
-/* y[i] = f(x[i]) over n contiguous elements, y may be x exactly (unary: f = subop;
- * binary_scalar: f = x subop alpha): checks, description, dispatch. The operands are
- * named as the public entry names them (x/y, a/c) in messages. */
-static inline __attribute__((always_inline)) xo_status
-xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, int subop, int sub_lo, int sub_hi,
-                size_t n, const char *const names[4], xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off,
-                double alpha)
+/* An element-wise call's operand count and written operand (y), and its raw arguments as
+ * its memo keeps them. */
+#define XO_ELEMENTWISE_NARG 2
+#define XO_ELEMENTWISE_WRITES (1u << 1)
+#define XO_ELEMENTWISE_ARGS(alpha_bits)                                                                   \
+    {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)(int64_t)subop, n, (uintptr_t)x, x_off, (uintptr_t)y, y_off, \
+     alpha_bits}
+
+/* xo__elementwise past its memo: checks, description, dispatch (which may fill memo).
+ * Out of line, so that a memo hit does not pay for this path's frame. */
+static __attribute__((noinline, unused)) xo_status
+xo__elementwise_checked(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, int subop, int sub_lo,
+                        int sub_hi, size_t n, const char *const names[4], xo_buffer *x, size_t x_off,
+                        xo_buffer *y, size_t y_off, double alpha, xo__memo_set *memo)
 {
     uint64_t alpha_bits;
     memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
-    const uint64_t args[] = {(uintptr_t)fn, (uintptr_t)ctx, (uint64_t)(int64_t)subop, n, (uintptr_t)x, x_off,
-                             (uintptr_t)y, y_off, alpha_bits};
-    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
-    xo_status st;
-    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), &st))
-        return st;
+    const uint64_t args[] = XO_ELEMENTWISE_ARGS(alpha_bits);
     xo__op op;
     xo__op_begin(&op, fn, ctx, kind, dt);
     XO_RETURN_IF_ERROR(xo__check_ctx(&op));
@@ -292,9 +294,28 @@ xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, i
     op.desc.n = n;
     op.desc.alpha = alpha;
     op.reads = 1u;
-    op.writes = 1u << 1;
-    op.desc.narg = 2;
+    op.writes = XO_ELEMENTWISE_WRITES;
+    op.desc.narg = XO_ELEMENTWISE_NARG;
     return xo__dispatch_memo(&op, memo, args, XO_MEMO_N(args));
+}
+
+/* y[i] = f(x[i]) over n contiguous elements, y may be x exactly (unary: f = subop;
+ * binary_scalar: f = x subop alpha): a memo's run, else checks, description, dispatch.
+ * The operands are named as the public entry names them (x/y, a/c) in messages. */
+static inline __attribute__((always_inline)) xo_status
+xo__elementwise(const char *fn, xo_dtype dt, xo_context *ctx, xo_op_kind kind, int subop, int sub_lo, int sub_hi,
+                size_t n, const char *const names[4], xo_buffer *x, size_t x_off, xo_buffer *y, size_t y_off,
+                double alpha)
+{
+    uint64_t alpha_bits;
+    memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    const uint64_t args[] = XO_ELEMENTWISE_ARGS(alpha_bits);
+    xo__memo_set *memo = xo__memo_of(args, XO_MEMO_N(args));
+    xo_status st;
+    if (xo__memo_run(ctx, memo, args, XO_MEMO_N(args), XO_ELEMENTWISE_NARG, XO_ELEMENTWISE_WRITES, &st))
+        return st;
+    return xo__elementwise_checked(fn, dt, ctx, kind, subop, sub_lo, sub_hi, n, names, x, x_off, y, y_off, alpha,
+                                   memo);
 }
 
 /* One strided vector x that the op writes in place with a scalar (scal: x *= alpha,

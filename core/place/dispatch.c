@@ -308,6 +308,7 @@ static xo__cache_entry *cache_entry_for(const xo__op *op, int *hit)
         ce = cache_victim(ce);
         release_entry(ce);
         summary_flush(ctx, ce);
+        xo__memo_forget(&xo__tl, ce);
         memcpy(ce->key, key, sizeof key);
         ce->uses = 0;
         cold_of(ce)->ctx_id = ctx->id;

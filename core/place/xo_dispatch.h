@@ -15,6 +15,8 @@
 #include "xo_record.h"
 #include "xo_run.h"
 
+#include <assert.h>
+
 #define XO_CACHE_WAYS 4
 #define XO_CACHE_SETS_LOG2 7 /* 128 sets of 4: 512 decisions per thread */
 #define XO_CACHE_SLOTS (XO_CACHE_WAYS << XO_CACHE_SETS_LOG2)
@@ -70,10 +72,13 @@ typedef struct xo__decision_slot {
  * A program's step makes the same calls again and again, so each thread keeps the calls
  * that last took the fast path below: their raw arguments, their buffers' ids, the op as
  * validated and described, and the decision cache entry that placed it with the key it
- * had. A call whose arguments and buffers match a memo, whose entry still holds that key
- * (the buffers current where they were) and still lets a fast path take it, runs as the
- * fast path would run it, without being checked and keyed again (xo__memo_run). Anything
- * else is validated and dispatched as usual, and may fill the memo (xo__dispatch_memo). */
+ * had. An entry holds that key until the full path gives the entry to another key, and
+ * then forgets every memo of the entry (xo__memo_forget), so a memo's entry is always the
+ * one its key names. A call whose arguments and buffers match a memo, whose buffers are
+ * current where they were then and whose entry still lets a fast path take it, runs as
+ * the fast path would run it, without being checked and keyed again (xo__memo_run).
+ * Anything else is validated and dispatched as usual, and may fill the memo
+ * (xo__dispatch_memo). */
 #define XO_MEMO_SETS_LOG2 4 /* 16 sets of 2 memos per thread */
 #define XO_MEMO_ARGS 12     /* words of arguments: the entry point's name, ctx, then its own */
 typedef struct xo__memo {
@@ -231,33 +236,35 @@ static inline __attribute__((always_inline)) xo__decision_slot *xo__fast_slot(co
     return s;
 }
 
-/* The way of set m that holds the call with raw arguments args[0..nargs), or -1. */
-static inline __attribute__((always_inline)) int xo__memo_way(const xo__memo_set *m, const uint64_t *args,
-                                                              int nargs)
+/* The way of set m that holds the call with raw arguments args[0..nargs), or NULL. Way 0
+ * first, where a call alone in its set is (xo__memo_fill); a fixed order, so that no
+ * load stands between the set and the way's arguments. */
+static inline __attribute__((always_inline)) xo__memo *xo__memo_way(xo__memo_set *m, const uint64_t *args,
+                                                                    int nargs)
 {
     for (int w = 0; w < 2; w++) {
         uint64_t diff = 0;
         for (int i = 0; i < nargs; i++)
             diff |= m->way[w].args[i] ^ args[i];
         if (!diff)
-            return w;
+            return &m->way[w];
     }
-    return -1;
+    return NULL;
 }
 
 /* Keep, in set m (NULL: none), op, which the fast path ran for entry e under key: in the
- * way that holds the call already, else in place of the way used less recently. */
+ * way that holds the call already, else in a free way (way 0 first), else in place of
+ * the way used less recently. */
 static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m, const uint64_t *args, int nargs,
                                                                 const xo__op *op, xo__cache_entry *e,
                                                                 const uint64_t key[XO_KEY_WORDS])
 {
     if (!m)
         return;
-    int w = xo__memo_way(m, args, nargs);
-    if (w < 0)
-        w = !m->recent;
-    m->recent = w;
-    xo__memo *k = &m->way[w];
+    xo__memo *k = xo__memo_way(m, args, nargs);
+    if (!k)
+        k = &m->way[!m->way[0].e ? 0 : !m->way[1].e ? 1 : !m->recent];
+    m->recent = (int)(k - m->way);
     for (int i = 0; i < nargs; i++)
         k->args[i] = args[i];
     for (int i = 0; i < op->desc.narg; i++)
@@ -267,6 +274,18 @@ static inline __attribute__((always_inline)) void xo__memo_fill(xo__memo_set *m,
         k->key[i] = key[i];
     k->e = e;
     k->op = *op;
+}
+
+/* The cache entry e goes to another key: no memo may name it any more (their arguments
+ * are cleared, and no call's first word, its entry point's name, is 0). */
+static inline void xo__memo_forget(xo__thread *t, const xo__cache_entry *e)
+{
+    for (int i = 0; i < 1 << XO_MEMO_SETS_LOG2; i++)
+        for (int w = 0; w < 2; w++)
+            if (t->memo[i].way[w].e == e) {
+                t->memo[i].way[w].e = NULL;
+                t->memo[i].way[w].args[0] = 0;
+            }
 }
 
 /* Place, move, run, record; a run on the fast path fills memo m (NULL: none) with the call
@@ -316,47 +335,45 @@ static inline __attribute__((always_inline)) xo_status xo__dispatch(xo__op *op)
 /* The memo set for a call with raw arguments args[0..nargs) (a compile-time count). */
 static inline __attribute__((always_inline)) xo__memo_set *xo__memo_of(const uint64_t *args, int nargs)
 {
-    uint64_t h = 0;
-    for (int i = 0; i < nargs; i++) /* independent products: no chain of multiplies */
-        h += args[i] * (0x9E3779B97F4A7C15ull + 2u * (uint64_t)i);
-    return &xo__tl.memo[h >> (64 - XO_MEMO_SETS_LOG2)];
+    uint64_t h[2] = {0, 0};
+    for (int i = 0; i < nargs; i++) /* independent products, two sums: short chains */
+        h[i & 1] += args[i] * (0x9E3779B97F4A7C15ull + 2u * (uint64_t)i);
+    return &xo__tl.memo[(h[0] + h[1]) >> (64 - XO_MEMO_SETS_LOG2)];
 }
 
 /* 1 if the call with raw arguments args[0..nargs) (args[1]: its context) is a memo of
  * set m and ran as the fast path runs it (*st: how that went); 0 if it must be validated
- * and dispatched. */
+ * and dispatched. narg and writes: the op's operand count and written operands, as its
+ * description sets them (literals, so that the operand loops unroll). */
 static inline __attribute__((always_inline)) int xo__memo_run(xo_context *ctx, xo__memo_set *m,
-                                                              const uint64_t *args, int nargs, xo_status *st)
+                                                              const uint64_t *args, int nargs, int narg,
+                                                              unsigned writes, xo_status *st)
 {
-    int w = xo__memo_way(m, args, nargs);
-    if (w < 0) /* also when ctx is NULL: a memo holds a validated call */
+    const xo__memo *k = xo__memo_way(m, args, nargs);
+    if (!k) /* also when ctx is NULL: a memo holds a validated call */
         return 0;
-    const xo__memo *k = &m->way[w];
     xo__decision_slot *s = xo__fast_slot(ctx);
     if (!s || k->ctx_id != ctx->id)
         return 0;
     const xo__op *op = &k->op;
     xo__cache_entry *e = k->e;
-    /* The same buffers (the arguments name them, so they are alive), current where they
-     * were when the entry took this call. */
+    assert(op->desc.narg == narg && op->writes == writes);
+    /* The same buffers (the arguments name them, so they are alive: a memo'd op names a
+     * buffer in every operand), current where they were when the entry took this call. */
     uint64_t diff = 0, res = 0;
-    for (int i = 0; i < op->desc.narg; i++) {
+    for (int i = 0; i < narg; i++) {
         const xo_buffer *b = op->buf[i];
-        if (b) {
-            diff |= b->id ^ k->ids[i];
-            res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
-        }
+        diff |= b->id ^ k->ids[i];
+        res |= (uint64_t)(uint16_t)xo__valid(b) << (16 * i);
     }
-    for (int i = 0; i < XO_KEY_WORDS; i++)
-        diff |= e->key[i] ^ k->key[i];
     int forced = atomic_load_explicit(&ctx->forced, memory_order_relaxed);
     if ((diff | (res ^ k->key[5])) || !xo__fast_ok(e, 1, forced))
         return 0;
-    for (int i = 0; i < op->desc.narg; i++)
-        if ((op->writes >> i & 1u) && xo__inflight(op->buf[i]))
+    for (int i = 0; i < narg; i++)
+        if ((writes >> i & 1u) && xo__inflight(op->buf[i]))
             return 0;
-    m->recent = w;
-    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(op->writes)]), 0))
+    m->recent = (int)(k - m->way);
+    if (__builtin_expect(!xo__fast_cpu(ctx, s, e, forced, op->fn, &op->desc, op->buf[__builtin_ctz(writes)]), 0))
         *st = xo__dispatch_cpu_failed(op, &op->desc, s, e, forced);
     else
         *st = XO_OK;

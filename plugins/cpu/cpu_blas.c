@@ -7,12 +7,6 @@
 #include <limits.h>
 #include <pthread.h>
 
-void *xo__cpu_ptr(const xo_op_desc *op, int i)
-{
-    size_t es = op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
-    return (char *)op->arg[i].host + op->arg[i].off * es;
-}
-
 void xo__cpu_store(const xo_op_desc *op, int i, double v)
 {
     if (op->dtype == XO_F32)

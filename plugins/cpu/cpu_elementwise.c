@@ -200,6 +200,10 @@ static xo_status over_elements(xo__cpu_pool *pool, const xo_op_desc *op, xo__cpu
 xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
+    if (op->n < XO_CPU_GRAIN) { /* one range on this thread (parallel_for's test): no job */
+        xo__cpu_unary_loop(op->dtype, op->subop, xo__cpu_ptr(op, 0), xo__cpu_ptr(op, 1), op->n);
+        return XO_OK;
+    }
     return over_elements(pool, op, unary_range);
 }
 
@@ -261,6 +265,13 @@ xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo
 xo_status xo__cpu_bias(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
+    /* Chunks of whole rows, XO_CPU_GRAIN elements or more. (m + 1) n <= XO_CPU_GRAIN is
+     * m < XO_CPU_GRAIN / n, parallel_for's test for running inline, without the division
+     * (which takes as long as a tiny bias's whole loop) or a job (bias_range's loop). */
+    if ((op->m + 1) * op->n <= XO_CPU_GRAIN) {
+        xo__cpu_bias_rows(op->dtype, xo__cpu_ptr(op, 0), op->ld[0], xo__cpu_ptr(op, 1), 0, op->m, op->n);
+        return XO_OK;
+    }
     job j;
     job_init(&j, op);
     size_t rows_grain = XO_CPU_GRAIN / (op->n ? op->n : 1);

@@ -4,6 +4,7 @@
 #include <crossover/plugin.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -18,8 +19,18 @@ xo_status xo__cpu_pool_create(int threads, xo__cpu_pool **out);
 void xo__cpu_pool_destroy(xo__cpu_pool *p);
 int xo__cpu_pool_threads(const xo__cpu_pool *p);
 /* Run fn over [0, n) split into at most `threads` chunks (chunk index passed), when n
- * is at least `grain`; otherwise inline on the caller. Returns the number of chunks used. */
-int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg);
+ * is at least `grain`; otherwise inline on the caller. Returns the number of chunks used.
+ * The test for a small n is inline, so that a tiny op calls its range function directly
+ * (the compiler sees which it is); xo__cpu_pool_for splits the rest. */
+int xo__cpu_pool_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg);
+static inline int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg)
+{
+    if (n < grain) {
+        fn(arg, 0, n, 0);
+        return 1;
+    }
+    return xo__cpu_pool_for(p, n, grain, fn, arg);
+}
 
 /* One entry per op kind (cpu_plugin.c's table): run `op` on host memory. */
 typedef xo_status (*xo__cpu_op_fn)(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
@@ -69,7 +80,11 @@ extern int xo__cpu_chain_stream; /* non-temporal stores: 0 by the rule, 1 always
 xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *chain);
 
 /* Shared by the family files (cpu_blas.c). */
-void *xo__cpu_ptr(const xo_op_desc *op, int i);              /* operand i's first element */
+static inline void *xo__cpu_ptr(const xo_op_desc *op, int i) /* operand i's first element */
+{
+    size_t es = op->dtype == XO_F64 ? sizeof(double) : sizeof(float);
+    return (char *)op->arg[i].host + op->arg[i].off * es;
+}
 void xo__cpu_store(const xo_op_desc *op, int i, double v);   /* operand i's first element = v */
 int xo__cpu_fits_int(const xo_op_desc *op);                  /* every dimension fits BLAS's int */
 void xo__cpu_scale_output(const xo_op_desc *op);             /* C = beta C etc. without reading A, B, x */
@@ -112,14 +127,22 @@ double xo__cpu_reduce_loop(xo_dtype dt, int op, const void *x, size_t n);
 #endif
 
 /* A family file's kernels: the table TYPE g_k, TABLE(f, d) until the first use, then the
- * instantiation for the CPU's instruction set; k() returns it. */
+ * instantiation for the CPU's instruction set; k() returns it. Once chosen, g_chosen says
+ * so (release; k() reads it with acquire), and k() no longer calls pthread_once: a tiny
+ * op reaches its loop through k() once or twice per call. */
 #define XO_CPU_KERNELS_SELECTED(TYPE, TABLE)                                                             \
     static TYPE g_k = TABLE(f, d);                                                                       \
     static pthread_once_t g_once = PTHREAD_ONCE_INIT;                                                    \
-    static void select_kernels(void) { XO_CPU_SELECT(g_k, TYPE, TABLE); }                               \
+    static _Atomic int g_chosen;                                                                         \
+    static void select_kernels(void)                                                                     \
+    {                                                                                                    \
+        XO_CPU_SELECT(g_k, TYPE, TABLE);                                                                 \
+        atomic_store_explicit(&g_chosen, 1, memory_order_release);                                       \
+    }                                                                                                    \
     static const TYPE *k(void)                                                                           \
     {                                                                                                    \
-        pthread_once(&g_once, select_kernels);                                                           \
+        if (__builtin_expect(!atomic_load_explicit(&g_chosen, memory_order_acquire), 0))                \
+            pthread_once(&g_once, select_kernels);                                                       \
         return &g_k;                                                                                     \
     }
 

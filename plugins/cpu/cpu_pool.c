@@ -117,7 +117,7 @@ void xo__cpu_pool_destroy(xo__cpu_pool *p)
 
 int xo__cpu_pool_threads(const xo__cpu_pool *p) { return p->nworkers + 1; }
 
-int xo__cpu_parallel_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg)
+int xo__cpu_pool_for(xo__cpu_pool *p, size_t n, size_t grain, xo__cpu_range_fn fn, void *arg)
 {
     if (p->nworkers == 0 || n < grain || p->fork_gen != atomic_load_explicit(&fork_gen, memory_order_relaxed) ||
         pthread_mutex_trylock(&p->busy) != 0) {
