@@ -578,14 +578,19 @@
             bblock_##SUF(K, EPI, 4, nl, m, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, j0, act); \
         }                                                                                               \
     }                                                                                                   \
-    /* Short k, every k and epilogue its own instantiation; a function apart, so that small_ stays  \
-     * small enough for the compiler to keep its other loops in registers (inlined, 16x3x100 took   \
-     * 253 ns, 3x100x16 (T N) 250 against 193 and 74 before). */                                     \
-    __attribute__((noinline)) ATTR static void shortk_##SUF(int epi, size_t m, size_t n, size_t k, T alpha, \
+    /* Wide C (n >= XO_SMALL_ROWS_N), B upright, k <= 4: every k and epilogue its own instantiation;  \
+     * a function apart, called by small_ and straight from xo__cpu_small_gemm_bias_act (skipping    \
+     * small_'s prologue and dispatch: 1x100x3 18-20 -> 14 ns), and so that small_ stays small enough \
+     * for the compiler to keep its other loops in registers (inlined, 16x3x100 took 253 ns, 3x100x16 \
+     * (T N) 250 against 193 and 74 before). a(i, p) = a[i sr + p sp]. */                            \
+    __attribute__((noinline)) ATTR static void shortk_##SUF(size_t m, size_t n, size_t k, T alpha,      \
                                                             const T *a, size_t sr, size_t sp, const T *bu, \
                                                             size_t ldu, T beta, T *c, size_t ldc,         \
                                                             const T *bias, int by_row, int act)           \
     {                                                                                                   \
+        const int epi = alpha != 1 || beta != 0 || (bias && by_row) || !INLINE_ACT(act) ? EPI_ANY       \
+                        : bias || act != XO_IDENTITY                                     ? EPI_BIAS      \
+                                                                                         : EPI_NONE;     \
         switch (k * 3 + (size_t)epi) { /* k and the epilogue constants in each case */                  \
         BSTAT_CASE(SUF, 1, 0) BSTAT_CASE(SUF, 1, 1) BSTAT_CASE(SUF, 1, 2) BSTAT_CASE(SUF, 2, 0)          \
         BSTAT_CASE(SUF, 2, 1) BSTAT_CASE(SUF, 2, 2) BSTAT_CASE(SUF, 3, 0) BSTAT_CASE(SUF, 3, 1)          \
@@ -609,14 +614,11 @@
                 ldu = n;                                                                                \
             }                                                                                           \
             const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */            \
-            const int epi = alpha != 1 || beta != 0 || (has_bias && by_row) || !INLINE_ACT(act) ? EPI_ANY \
-                            : has_bias || act != XO_IDENTITY                    ? EPI_BIAS                  \
-                                                                                : EPI_NONE;                 \
-            const int plain = epi == EPI_NONE;                                                          \
             if (k <= 4) {                                                                               \
-                shortk_##SUF(epi, m, n, k, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);  \
+                shortk_##SUF(m, n, k, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);       \
                 return;                                                                                 \
             }                                                                                           \
+            const int plain = alpha == 1 && beta == 0 && !has_bias && act == XO_IDENTITY;               \
             size_t i0 = 0;                                                                              \
             for (; i0 + 4 <= m; i0 += 4)                                                                \
                 if (plain)                                                                              \
@@ -774,8 +776,12 @@ typedef struct kernels {
               float *, size_t, float *, const float *, int, int);
     void (*d)(size_t, size_t, size_t, double, const double *, size_t, int, const double *, size_t, int, double,
               double *, size_t, double *, const double *, int, int);
+    void (*shortk_f)(size_t, size_t, size_t, float, const float *, size_t, size_t, const float *, size_t, float,
+                     float *, size_t, const float *, int, int);
+    void (*shortk_d)(size_t, size_t, size_t, double, const double *, size_t, size_t, const double *, size_t,
+                     double, double *, size_t, const double *, int, int);
 } kernels;
-#define TABLE(F, D) {small_##F, small_##D}
+#define TABLE(F, D) {small_##F, small_##D, shortk_##F, shortk_##D}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
@@ -813,6 +819,14 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa,
         ta = tb;
         tb = s;
         by_row = 1;
+    }
+    if (n >= XO_SMALL_ROWS_N && k <= 4 && !tb) { /* small_'s first case, without its dispatch */
+        const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */
+        if (dt == XO_F32)
+            kernels_()->shortk_f(m, n, k, (float)alpha, a, sr, sp, b, ldb, (float)beta, c, ldc, bias, by_row, act);
+        else
+            kernels_()->shortk_d(m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act);
+        return 1;
     }
     /* One row of C (a gemv) runs as narrow rows, which need no copy of B: 1x3x100 59 ns
      * against 126 as dots and 248 in OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512). */
