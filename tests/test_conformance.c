@@ -989,17 +989,28 @@ static size_t gen_gemm_bias_act_small(xoc_shape *out)
     return c;
 }
 
-/* One row of C over a dense B (the batch-1 evaluation's 1x3x100 with its bias, and
- * cpu_small.c's packed rows at every width to 8), each width with an activation, beta 0
- * over NaN in C and 0.5. */
+/* One row of C (the batch-1 evaluation's 1x100x3 and 1x3x100 with their bias and tanh): over a
+ * dense B, cpu_small.c's packed rows at every width to 8 (k 3 and 100); wider rows with k <= 4,
+ * its short-k blocks of 1 to 4 vectors, the last full or partial, with B's rows apart; each
+ * with an activation (the ones computed inline and one that is not), with and without the bias,
+ * alpha 1 and 0.5, beta 0 over NaN in C and 0.5, and in column-major as one column of C. */
 static size_t gen_gemm_bias_act_row(xoc_shape *out)
 {
     static const int acts[] = {XO_IDENTITY, XO_TANH, XO_RELU, XO_SIGMOID};
+    static const size_t wide[] = {9, 16, 17, 33, 48, 63, 64, 65, 100, 129};
     size_t c = 0;
     for (size_t n = 1; n <= 8; n++)
         for (size_t k = 3; k <= 100; k += 97) {
             xoc_shape s = gba_shape(0, 0, 0, 1, n, k, n % 2 ? 0 : 0.5, 1, acts[n % 4]);
             s.pad[1] = 0;
+            xoc_push(out, &c, s);
+        }
+    for (size_t w = 0; w < XOC_N(wide); w++)
+        for (size_t k = 1; k <= 4; k++) {
+            const size_t i = w * 4 + k, col = i % 5 == 4; /* column-major: C is wide x 1 */
+            xoc_shape s = gba_shape((int)col, (int)(i % 3 == 2), 0, col ? wide[w] : 1, col ? 1 : wide[w], k,
+                                    i % 4 == 0 ? 0.5 : 0, i % 7 != 6, acts[i % 4]);
+            s.alpha = i % 6 == 5 ? 0.5 : 1;
             xoc_push(out, &c, s);
         }
     return c;
