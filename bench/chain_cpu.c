@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 extern size_t xo__cpu_chain_min_n, xo__cpu_chain_block; /* plugins/cpu/cpu_chain.c */
-extern int xo__cpu_chain_stream;
 void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n,
                            int threads); /* chain_stream.c */
 
@@ -104,9 +103,8 @@ static void big(xo_context *ctx, int rounds)
     xo_plan *plan = capture(ctx, b, BIG);
     if (g_failed)
         return;
-    enum { SIDES = 5 };
-    double *t[SIDES];
-    for (int s = 0; s < SIDES; s++)
+    double *t[4];
+    for (int s = 0; s < 4; s++)
         t[s] = malloc((size_t)rounds * sizeof(double));
     /* the C pass's own arrays, as filled as the buffers */
     float *ha[4];
@@ -124,30 +122,26 @@ static void big(xo_context *ctx, int rounds)
         check(xo_finish(ctx), "xo_finish");
     }
     for (int r = 0; r < rounds && !g_failed; r++)
-        for (int k = 0; k < SIDES; k++) {
-            int s = (k + r) % SIDES;
-            xo__cpu_chain_stream = s == 4 ? -1 : 0;
+        for (int k = 0; k < 4; k++) {
+            int s = (k + r) % 4;
             double t0 = now_ns();
             if (s == 3)
                 xo__bench_stream_pass(ha[0], ha[1], ha[2], ha[3], BIG, threads);
-            else if (s == 2 || s == 4)
+            else if (s == 2)
                 check(xo_plan_run(plan), "xo_plan_run");
             else
                 chain(ctx, b, BIG, s == 0);
             check(xo_finish(ctx), "xo_finish");
             t[s][r] = now_ns() - t0;
         }
-    xo__cpu_chain_stream = 0;
     double eager = median(t[0], rounds), stream7 = median(t[1], rounds), fused = median(t[2], rounds),
-           cpass = median(t[3], rounds), cached = median(t[4], rounds);
+           cpass = median(t[3], rounds);
     double stream_gbs = 68.0 * BIG / stream7, fused_gbs = 16.0 * BIG / fused, cpass_gbs = 16.0 * BIG / cpass;
     printf("chain of 8 element-wise ops over %zu floats on the CPU, median of %d rounds taking turns\n", BIG, rounds);
     printf("  eager (8 ops)          %8.3f ms\n", eager * 1e-6);
     printf("  eager first 7 ops      %8.3f ms  %6.1f GB/s  (68 bytes per element: the streaming rate)\n",
            stream7 * 1e-6, stream_gbs);
     printf("  plan (one fused pass)  %8.3f ms  %6.1f GB/s  (16 bytes per element)\n", fused * 1e-6, fused_gbs);
-    printf("  plan, cached stores    %8.3f ms  %6.1f GB/s  (the output's lines read before they are written)\n",
-           cached * 1e-6, 16.0 * BIG / cached);
     printf("  C pass y = a*b + c     %8.3f ms  %6.1f GB/s  (16 bytes per element, %d threads: memory speed for one pass)\n",
            cpass * 1e-6, cpass_gbs, threads);
     printf("  plan / eager %.2fx, fused pass at %.0f%% of the streaming rate, at %.0f%% of the C pass\n", eager / fused,
@@ -155,7 +149,7 @@ static void big(xo_context *ctx, int rounds)
     char text[1024];
     check(xo_plan_describe(plan, text, sizeof text), "xo_plan_describe");
     printf("%s", text);
-    for (int s = 0; s < SIDES; s++)
+    for (int s = 0; s < 4; s++)
         free(t[s]);
     for (int k = 0; k < 4; k++)
         free(ha[k]);

@@ -27,12 +27,7 @@
 #include "../common/xo_formulas.h"
 
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
 
 /* Elements per block. In cache, long blocks: the loop overhead of one instruction (about
  * 10 cycles) is spread over more vectors (1024 floats: 13-16% faster than 128 at 1K-64K
@@ -56,10 +51,6 @@ size_t xo__cpu_chain_block = 0;
  * 1024, 0.96 at 2048, 1.03 at 4096, 1.22 at 8192, 3.0 at 16384 (where OpenBLAS starts
  * threads for the scal and axpy). A variable only so that the bench can time both sides. */
 size_t xo__cpu_chain_min_n = 4096;
-/* Non-temporal stores: 0 where streams_past_cache() says, 1 wherever the results start
- * on lines, -1 never. A variable only so that the bench can time both sides and the tests
- * can run every chain both ways. */
-int xo__cpu_chain_stream = 0;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
@@ -79,8 +70,7 @@ enum {
     I_AXPY,                                   /* o = a x + y */
     I_SCALE,                                  /* o = x a */
     I_FILL,                                   /* o = a */
-    I_COPY,                                   /* o = x */
-    I_STREAM                                  /* o = x, o in memory written past the caches */
+    I_COPY                                    /* o = x */
 };
 
 /* An operand of an instruction: memory (at element i0 of a block: mem + i0 * es) or one
@@ -102,7 +92,6 @@ typedef struct job {
     const xo_chain *c;
     size_t es, block; /* bytes per element, elements per block */
     int nslots, len;
-    int stream; /* stored results go to memory with non-temporal stores (I_STREAM) */
     signed char slot[XO_CHAIN_MAX];   /* -1: in its output operand's memory */
     unsigned char copy[XO_CHAIN_MAX]; /* computed in a slot, then stored */
     insn prog[2 * XO_CHAIN_MAX];
@@ -123,35 +112,6 @@ typedef struct job {
 #define UNARY_CASE_(NAME, ...) case I_UNARY + XO_##NAME: LOOP_(XO_F_##NAME(x[i]))
 #define BINARY_CASE_(NAME) case I_BINARY + XO_##NAME: LOOP_(XO_F_##NAME(x[i], y[i]))
 #define BSCALAR_CASE_(NAME) case I_BSCALAR + XO_##NAME: LOOP_(XO_F_##NAME(x[i], a))
-
-/* I_STREAM: a result's block from its slot to memory (o 64-byte aligned) with
- * non-temporal stores, which write whole lines without first reading them into the
- * cache: a pass streaming from memory then moves 16 bytes per element of the 8-op chain
- * instead of 20 (the output's lines are not read). One macro per instantiation; a plain
- * copy where there are none. */
-#define STREAM_VEC_(o, x, n, W, LOAD, STORE)                                                           \
-    {                                                                                                 \
-        size_t i = 0;                                                                                 \
-        for (; i + (W) <= n; i += (W))                                                                \
-            STORE(o + i, LOAD(x + i));                                                                \
-        for (; i < n; i++)                                                                            \
-            o[i] = x[i];                                                                              \
-    }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define STREAM_f(o, x, n) STREAM_VEC_(o, x, n, 4, _mm_loadu_ps, _mm_stream_ps)
-#define STREAM_d(o, x, n) STREAM_VEC_(o, x, n, 2, _mm_loadu_pd, _mm_stream_pd)
-#define STREAM_f_avx2(o, x, n) STREAM_VEC_(o, x, n, 8, _mm256_loadu_ps, _mm256_stream_ps)
-#define STREAM_d_avx2(o, x, n) STREAM_VEC_(o, x, n, 4, _mm256_loadu_pd, _mm256_stream_pd)
-#define STREAM_f_avx512(o, x, n) STREAM_VEC_(o, x, n, 16, _mm512_loadu_ps, _mm512_stream_ps)
-#define STREAM_d_avx512(o, x, n) STREAM_VEC_(o, x, n, 8, _mm512_loadu_pd, _mm512_stream_pd)
-#define XO_CHAIN_NT 1
-#define STREAM_FENCE() _mm_sfence()
-#else /* never emitted (XO_CHAIN_NT 0) */
-#define STREAM_f(o, x, n) for (size_t i = 0; i < n; i++) o[i] = x[i];
-#define STREAM_d STREAM_f
-#define XO_CHAIN_NT 0
-#define STREAM_FENCE() ((void)0)
-#endif
 
 /* The program over elements [b, e) of the chain, block by block: every instruction on a
  * block before the next block. */
@@ -178,7 +138,6 @@ typedef struct job {
         case I_AXPY: LOOP_(a * x[i] + y[i])                                                           \
         case I_SCALE: LOOP_(x[i] * a)                                                                 \
         case I_FILL: LOOP_(a)                                                                         \
-        case I_STREAM: STREAM_##SUF(o, x, n) break;                                                  \
         default: LOOP_(x[i]) /* I_COPY */                                                             \
         }                                                                                             \
     }                                                                                                 \
@@ -285,7 +244,7 @@ static void decode(job *j, int s)
     }
     }
     if (j->copy[s])
-        j->prog[j->len++] = (insn){.code = j->stream ? I_STREAM : I_COPY, .x = p->o, .o = {mem(j, s, out_arg[d->kind]), -1}, .y = {NULL, -1}};
+        j->prog[j->len++] = (insn){.code = I_COPY, .x = p->o, .o = {mem(j, s, out_arg[d->kind]), -1}, .y = {NULL, -1}};
 }
 
 static void run_blocks(void *arg, size_t b, size_t e, int chunk)
@@ -299,15 +258,11 @@ static void run_blocks(void *arg, size_t b, size_t e, int chunk)
         k()->program_f(j, regs, b, e);
     else
         k()->program_d(j, regs, b, e);
-    if (j->stream) /* the non-temporal stores reach memory before the pool's join */
-        STREAM_FENCE();
 }
 
 /* Where each result lives: its output's memory when stored and no later step stores to
  * that memory while the result is still read; else a slot, taken from those whose value
- * is no longer read (a step may write the slot it reads: the loops work in place). When
- * the pass streams (j->stream), every stored result is computed in a slot and then
- * written to memory past the caches. */
+ * is no longer read (a step may write the slot it reads: the loops work in place). */
 static void assign_slots(job *j)
 {
     const xo_chain *c = j->c;
@@ -323,7 +278,7 @@ static void assign_slots(job *j)
         at[s] = mem(j, s, out_arg[c->steps[s].op.kind]);
     j->nslots = 0;
     for (int s = 0; s < c->nsteps; s++) {
-        int home = c->steps[s].store && !j->stream;
+        int home = c->steps[s].store;
         for (int m = s + 1; m <= last[s] && home; m++)
             if (c->steps[m].store && at[m] == at[s])
                 home = 0;
@@ -340,38 +295,6 @@ static void assign_slots(job *j)
         until[t] = last[s];
         j->slot[s] = (signed char)t;
     }
-}
-
-/* Whether the pass should write its results past the caches: when the memory its program
- * reads and writes (each array once) is larger than the last-level cache, so that none
- * of it would still be there for the next op, and every result it stores starts on a
- * line. */
-static pthread_once_t g_llc_once = PTHREAD_ONCE_INIT;
-static double g_llc_bytes;
-static void find_llc(void)
-{
-    long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    g_llc_bytes = v > 0 ? (double)v : 32.0 * (1 << 20);
-}
-
-static int streams_past_cache(const job *j, int always)
-{
-    const char *seen[3 * 2 * XO_CHAIN_MAX];
-    int nseen = 0;
-    for (int s = 0; s < j->len; s++) {
-        const ref *r[3] = {&j->prog[s].x, &j->prog[s].y, &j->prog[s].o};
-        if (r[2]->slot < 0 && (uintptr_t)r[2]->mem % 64)
-            return 0;
-        for (int k = 0; k < 3; k++) {
-            int known = r[k]->slot >= 0 || !r[k]->mem;
-            for (int q = 0; q < nseen && !known; q++)
-                known = seen[q] == r[k]->mem;
-            if (!known)
-                seen[nseen++] = r[k]->mem;
-        }
-    }
-    pthread_once(&g_llc_once, find_llc);
-    return always || (double)nseen * (double)(j->c->n * j->es) > g_llc_bytes;
 }
 
 int xo__cpu_chain_supports(const xo_chain *c, size_t min_n)
@@ -406,17 +329,9 @@ xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, cons
     j.block = c->n * j.es > STREAMED_BYTES ? BLOCK_STREAMED : BLOCK_CACHED;
     if (xo__cpu_chain_block)
         j.block = xo__cpu_chain_block >= 16 ? xo__cpu_chain_block / 16 * 16 : 16;
-    j.stream = 0;
     assign_slots(&j);
     for (int st = 0; st < c->nsteps; st++)
         decode(&j, st);
-    if (XO_CHAIN_NT && xo__cpu_chain_stream >= 0 && streams_past_cache(&j, xo__cpu_chain_stream)) { /* again, stored results in slots */
-        j.stream = 1;
-        j.len = 0;
-        assign_slots(&j);
-        for (int st = 0; st < c->nsteps; st++)
-            decode(&j, st);
-    }
     size_t nblocks = (c->n + j.block - 1) / j.block, grain = XO_CPU_GRAIN / j.block;
     grain = grain ? grain : 1;
     size_t chunks = nblocks >= grain ? (size_t)xo__cpu_pool_threads(pool) : 1;

@@ -76,7 +76,6 @@ xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const
 int xo__cpu_chain_supports(const xo_chain *chain, size_t min_n); /* 1: runs it, n >= min_n */
 extern size_t xo__cpu_chain_min_n; /* shorter chains run op by op */
 extern size_t xo__cpu_chain_block; /* elements per block */
-extern int xo__cpu_chain_stream; /* non-temporal stores: 0 by the rule, 1 always, -1 never */
 xo_status xo__cpu_chain_run(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_chain *chain);
 
 /* Shared by the family files (cpu_blas.c). */
