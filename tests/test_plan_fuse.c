@@ -667,14 +667,48 @@ static xo_buffer *every_kind_buffer(xo_context *ctx, int fp64, int which, size_t
     return buf;
 }
 
+/* every_kind over n elements fused in a plan, against the same calls eagerly. */
+static void check_every_kind(xo_context *ctx, int fp64, int u, size_t n)
+{
+    xo_buffer *e[ENB], *p[ENB];
+    for (int i = 0; i < ENB; i++) {
+        e[i] = every_kind_buffer(ctx, fp64, i, n);
+        p[i] = every_kind_buffer(ctx, fp64, i, n);
+    }
+    xot_assert_ok(every_kind(ctx, fp64, u, n, e));
+    xot_assert_ok(xo_capture_begin(ctx));
+    xot_assert_ok(every_kind(ctx, fp64, u, n, p));
+    xo_plan *plan;
+    xot_assert_ok(xo_capture_end(ctx, &plan));
+    char text[8192];
+    xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
+    if (!xot_contains(text, "unary+"))
+        fail_msg("%s n=%zu unary %d: not fused\n%s", fp64 ? "f64" : "f32", n, u, text);
+    xot_assert_ok(xo_plan_run(plan));
+    for (int i = 0; i < ENB; i++) {
+        void *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
+        long bad = fp64 ? xot_first_mismatch_d(x, y, n, 1e-12) : xot_first_mismatch_f(x, y, n, 1e-6);
+        if (bad >= 0)
+            fail_msg("%s n=%zu unary %d: buffer %d differs at %ld (%g, eager %g)\n%s",
+                     fp64 ? "f64" : "f32", n, u, i, bad,
+                     fp64 ? ((double *)x)[bad] : (double)((float *)x)[bad],
+                     fp64 ? ((double *)y)[bad] : (double)((float *)y)[bad], text);
+        free(x);
+        free(y);
+        xo_buffer_destroy(e[i]);
+        xo_buffer_destroy(p[i]);
+    }
+    xo_plan_destroy(plan);
+}
+
 /* Every op kind and sub-op the CPU's chain runner decodes, at every length to 65 and
- * around its blocks, f32 and f64, in place and aliased, NaN, inf and zeros among the
+ * around its blocks (and past 4 MB per operand, where they shorten), f32 and f64, in place and aliased, NaN, inf and zeros among the
  * inputs: the plan (fused whatever the length) against the same calls eagerly. */
 static void plan_chain_cpu_every_op(void **state)
 {
     (void)state;
     /* every length to 65 (the vector tails), then around the blocks of 128 and 1024 */
-    static const size_t edges[] = {127, 128, 129, 255, 257, 1023, 1024, 1025, 4099};
+    static const size_t edges[] = {127, 128, 129, 255, 257, 1023, 1024, 1025, 4099, (1 << 20) + 37};
     size_t lengths[65 + sizeof edges / sizeof *edges];
     for (size_t l = 0; l < 65; l++)
         lengths[l] = l + 1;
@@ -686,38 +720,8 @@ static void plan_chain_cpu_every_op(void **state)
     xo__cpu_chain_min_n = 1; /* every length fuses */
     for (int fp64 = 0; fp64 <= 1; fp64++)
         for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
-            for (int u = 0; u < XO_UNARY_OP_COUNT; u++) {
-                size_t n = lengths[l];
-                xo_buffer *e[ENB], *p[ENB];
-                for (int i = 0; i < ENB; i++) {
-                    e[i] = every_kind_buffer(ctx, fp64, i, n);
-                    p[i] = every_kind_buffer(ctx, fp64, i, n);
-                }
-                xot_assert_ok(every_kind(ctx, fp64, u, n, e));
-                xot_assert_ok(xo_capture_begin(ctx));
-                xot_assert_ok(every_kind(ctx, fp64, u, n, p));
-                xo_plan *plan;
-                xot_assert_ok(xo_capture_end(ctx, &plan));
-                char text[8192];
-                xot_assert_ok(xo_plan_describe(plan, text, sizeof text));
-                if (!xot_contains(text, "unary+"))
-                    fail_msg("%s n=%zu unary %d: not fused\n%s", fp64 ? "f64" : "f32", n, u, text);
-                xot_assert_ok(xo_plan_run(plan));
-                for (int i = 0; i < ENB; i++) {
-                    void *x = xot_read_all(p[i]), *y = xot_read_all(e[i]);
-                    long bad = fp64 ? xot_first_mismatch_d(x, y, n, 1e-12) : xot_first_mismatch_f(x, y, n, 1e-6);
-                    if (bad >= 0)
-                        fail_msg("%s n=%zu unary %d: buffer %d differs at %ld (%g, eager %g)\n%s",
-                                 fp64 ? "f64" : "f32", n, u, i, bad,
-                                 fp64 ? ((double *)x)[bad] : (double)((float *)x)[bad],
-                                 fp64 ? ((double *)y)[bad] : (double)((float *)y)[bad], text);
-                    free(x);
-                    free(y);
-                    xo_buffer_destroy(e[i]);
-                    xo_buffer_destroy(p[i]);
-                }
-                xo_plan_destroy(plan);
-            }
+            for (int u = 0; u < XO_UNARY_OP_COUNT; u += lengths[l] > 4096 ? 5 : 1)
+                check_every_kind(ctx, fp64, u, lengths[l]);
     xo__cpu_chain_min_n = saved;
     xot_plan_done(ctx);
 }
