@@ -9,7 +9,9 @@
  * read and written with masks (AVX-512; a loop elsewhere):
  *   - wide C (n >= XO_SMALL_ROWS_N), B upright (copied so when transposed): with k <= 4,
  *     up to 4 vectors of B's rows held in registers and C's rows one after the other
- *     (libxsmm's order); longer k, 4 rows x 2 vectors of C accumulate a(i,p) * row p of
+ *     (libxsmm's order), in shortk_ (its own function, called from the entry point:
+ *     inlined into small_ it slowed 16x3x100 by a quarter), whose blocks have constant
+ *     vector counts and a layer's epilogue inline (EPI_BIAS); longer k, 4 rows x 2 vectors of C accumulate a(i,p) * row p of
  *     B over all of k;
  *   - narrow rows (one row of C, n < 8 floats or <= 4 doubles, B upright): the row is the
  *     sum of B's rows scaled by a(0, p), one 32-byte vector per row of B;
