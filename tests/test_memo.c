@@ -59,6 +59,15 @@ static void check(memo_case *c, const char *what)
     xot_assert_close_f(got, c->hy, N, what);
 }
 
+/* A context forced to the CPU (the mock its last device) with a memo case on it. */
+static xo_context *cpu_case(memo_case *c, int *mock)
+{
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, mock);
+    xot_assert_ok(xo_set_device(ctx, "cpu"));
+    make_case(ctx, c);
+    return ctx;
+}
+
 static uint64_t ops_on(xo_context *ctx, int d) { return xot_plan_stats(ctx, d).ops; }
 
 /* Repeated steps count every op once, on the CPU, and give the loops' results; the
@@ -67,10 +76,8 @@ static void memo_counts_and_results(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    xot_assert_ok(xo_set_device(ctx, "cpu"));
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = cpu_case(&c, &mock);
     xot_assert_ok(xo_stats_reset(ctx));
     for (int r = 0; r < REPS; r++) {
         step(ctx, &c);
@@ -178,10 +185,8 @@ static void memo_checks_a_new_buffer(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    xot_assert_ok(xo_set_device(ctx, "cpu"));
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = cpu_case(&c, &mock);
     for (int round = 0; round < 4; round++) {
         for (int r = 0; r < REPS; r++)
             xot_assert_ok(xo_sbias(ctx, 1, N, c.y, 0, N, c.bias, 0));
@@ -212,10 +217,8 @@ static void memo_yields_to_a_capture(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    xot_assert_ok(xo_set_device(ctx, "cpu"));
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = cpu_case(&c, &mock);
     for (int r = 0; r < REPS; r++)
         step(ctx, &c);
     xot_assert_ok(xo_stats_reset(ctx));
@@ -254,10 +257,8 @@ static void memo_forgets_a_replaced_entry(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
-    xot_assert_ok(xo_set_device(ctx, "cpu"));
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = cpu_case(&c, &mock);
     enum { SHAPES = 3000 };
     xo_buffer *big = xot_buffer(ctx, NULL, SHAPES * sizeof(float));
     for (int round = 0; round < 3; round++) {
