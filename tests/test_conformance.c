@@ -298,6 +298,35 @@ static size_t gen_gemm_ode(xoc_shape *out)
     return c;
 }
 
+/* Narrow C from rows of A (cpu_small.c's transposed blocks: 16 rows of A, 8 in double,
+ * transposed in registers, then n <= 4 columns of C interleaved into whole vectors where C is
+ * dense): random shapes with m around the blocks (1, 8, 9, 15, 16, 17, 31-33, 100), n 1-4,
+ * k 1-32, both layouts (column-major: C^T narrow), B either way, A transposed for a third (the
+ * columns kernel beside); C dense or rows apart, A and B dense or not; beta = 0 over NaN in C,
+ * or 0.5; alpha 1 or 1.5. */
+static size_t gen_gemm_narrow(xoc_shape *out)
+{
+    static const size_t ms[] = {1, 8, 9, 15, 16, 17, 31, 32, 33, 100};
+    uint64_t r = 0x6a09e667f3bcc909u;
+    size_t c = 0;
+    for (int t = 0; t < 80; t++) {
+        size_t d[3];
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        d[0] = ms[(r >> 33) % XOC_N(ms)];
+        d[1] = 1 + (size_t)(r >> 40) % 4;
+        d[2] = 1 + (size_t)(r >> 50) % 32;
+        const int l = t % 2, nan_c = t / 2 % 2;
+        xoc_shape s = gemm_shape(l, t / 8 % 3 == 2, t / 4 % 2, l ? d[1] : d[0], l ? d[0] : d[1], d[2],
+                                 t % 3 ? 1.5 : 1, nan_c ? 0 : 0.5, nan_c);
+        if (t % 5 != 4)
+            s.pad[2] = 0; /* C dense, mostly */
+        if (t % 3 == 0)
+            s.pad[0] = s.pad[1] = 0;
+        xoc_push(out, &c, s);
+    }
+    return c;
+}
+
 /* One row of C up to 8 wide (cpu_small.c's narrow rows, whose vector reads run on into
  * B's next row and whose last rows come from a padded copy), every k from 1 to 9 and
  * long, both layouts (column-major: one column), A either way; beta = 0 over NaN in C
@@ -989,6 +1018,25 @@ static size_t gen_gemm_bias_act_small(xoc_shape *out)
     return c;
 }
 
+/* Narrow C from rows of A with the epilogue (cpu_small.c's transposed blocks apply it down
+ * each column of C before interleaving): m 16-100 with tails, n 1-4, k 1-32, both layouts,
+ * C dense, every third shape beta 0.5, alpha 1 or 0.5, tanh, relu and sigmoid (not inline). */
+static size_t gen_gemm_bias_act_narrow(xoc_shape *out)
+{
+    static const size_t ms[] = {15, 16, 17, 33, 100};
+    static const int acts[] = {XO_IDENTITY, XO_TANH, XO_RELU, XO_SIGMOID};
+    size_t c = 0;
+    for (int t = 0; t < 24; t++) {
+        const size_t m = ms[t % 5], n = 1 + (size_t)t % 4, k = 1 + (size_t)(t * 7) % 32;
+        const int l = t / 4 % 2;
+        xoc_shape s = gba_shape(l, 0, t / 3 % 2, l ? n : m, l ? m : n, k, t % 3 == 0 ? 0.5 : 0, t % 6 != 5,
+                                acts[t / 2 % 4]);
+        s.alpha = t % 5 == 1 ? 0.5 : 1;
+        xoc_push(out, &c, s);
+    }
+    return c;
+}
+
 /* One row of C (the batch-1 evaluation's 1x100x3 and 1x3x100 with their bias and tanh): over a
  * dense B, cpu_small.c's packed rows at every width to 8 (k 3 and 100); wider rows with k <= 4,
  * its short-k blocks of 1 to 4 vectors, the last full or partial, with B's rows apart; each
@@ -1022,6 +1070,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_small, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_ode, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_narrow, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
@@ -1048,6 +1097,7 @@ static const xoc_row ROWS[] = {
     {"argmax", gen_argmax, run_argmax, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_small, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_narrow, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_row, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
