@@ -250,6 +250,13 @@
 #define SHF_8(a, b, M, x, y)                                                                            \
     __builtin_shufflevector(a, b, M(0, x, y, 8), M(1, x, y, 8), M(2, x, y, 8), M(3, x, y, 8), M(4, x, y, 8), \
                             M(5, x, y, 8), M(6, x, y, 8), M(7, x, y, 8))
+/* The q-th vector of a contiguous block of C with 2, 3 or 4 columns, from the column
+ * vectors s[0..n) (in scope; q a constant) */
+#define ILV_2(SUF, q) CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, q, 2)
+#define ILV_3(SUF, q) CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, q, 3), s[2], ILV2, q, 3)
+#define ILV_4(SUF, q)                                                                                   \
+    CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, q, 4), s[2], ILV2, q, 4), \
+                           s[3], ILV3, q, 4)
 /* One transposing stage at distance D on x[0..LANES) (lo, hi in scope) */
 #define TSTAGE(SUF, D)                                                                                  \
     UNROLL for (size_t r = 0; r < LANES_##SUF; r++) if (!(r & (D))) {                                   \
@@ -697,33 +704,15 @@
         UNROLL4 for (size_t q = 0; q < NJ; q++) { /* the block's q-th vector, from the columns */      \
             V_##SUF v = s[0];                                                                           \
             switch (NJ * 4 + q) { /* the shuffles' lanes constants */                                  \
-            case 2 * 4 + 0: v = CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 0, 2); break;                 \
-            case 2 * 4 + 1: v = CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 1, 2); break;                 \
-            case 3 * 4 + 0:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 0, 3), s[2], ILV2, 0, 3); \
-                break;                                                                                  \
-            case 3 * 4 + 1:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 1, 3), s[2], ILV2, 1, 3); \
-                break;                                                                                  \
-            case 3 * 4 + 2:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 2, 3), s[2], ILV2, 2, 3); \
-                break;                                                                                  \
-            case 4 * 4 + 0:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 0, 4), \
-                                                                  s[2], ILV2, 0, 4), s[3], ILV3, 0, 4); \
-                break;                                                                                  \
-            case 4 * 4 + 1:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 1, 4), \
-                                                                  s[2], ILV2, 1, 4), s[3], ILV3, 1, 4); \
-                break;                                                                                  \
-            case 4 * 4 + 2:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 2, 4), \
-                                                                  s[2], ILV2, 2, 4), s[3], ILV3, 2, 4); \
-                break;                                                                                  \
-            case 4 * 4 + 3:                                                                             \
-                v = CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(CAT(SHF_, LANES_##SUF)(s[0], s[1], ILV1, 3, 4), \
-                                                                  s[2], ILV2, 3, 4), s[3], ILV3, 3, 4); \
-                break;                                                                                  \
+            case 2 * 4 + 0: v = ILV_2(SUF, 0); break;                                                  \
+            case 2 * 4 + 1: v = ILV_2(SUF, 1); break;                                                  \
+            case 3 * 4 + 0: v = ILV_3(SUF, 0); break;                                                  \
+            case 3 * 4 + 1: v = ILV_3(SUF, 1); break;                                                  \
+            case 3 * 4 + 2: v = ILV_3(SUF, 2); break;                                                  \
+            case 4 * 4 + 0: v = ILV_4(SUF, 0); break;                                                  \
+            case 4 * 4 + 1: v = ILV_4(SUF, 1); break;                                                  \
+            case 4 * 4 + 2: v = ILV_4(SUF, 2); break;                                                  \
+            case 4 * 4 + 3: v = ILV_4(SUF, 3); break;                                                  \
             }                                                                                           \
             const size_t left = ni * NJ - q * LANES(T); /* elements of the block from this vector on */ \
             if (ni * NJ <= q * LANES(T))                                                                \
