@@ -68,6 +68,16 @@ static xo_context *cpu_case(memo_case *c, int *mock)
     return ctx;
 }
 
+/* A context with the mock as its last device (spec: its device spec, 32 bytes) and a
+ * memo case on it. */
+static xo_context *mock_case(memo_case *c, int *mock, char *spec)
+{
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, mock);
+    xot_device_spec(ctx, *mock, spec, 32);
+    make_case(ctx, c);
+    return ctx;
+}
+
 static uint64_t ops_on(xo_context *ctx, int d) { return xot_plan_stats(ctx, d).ops; }
 
 /* Repeated steps count every op once, on the CPU, and give the loops' results; the
@@ -95,11 +105,9 @@ static void memo_follows_the_device_policy(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
     char spec[32];
-    xot_device_spec(ctx, mock, spec, sizeof spec);
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = mock_case(&c, &mock, spec);
     for (int round = 0; round < 3; round++) {
         xot_assert_ok(xo_set_device(ctx, "cpu"));
         for (int r = 0; r < REPS; r++)
@@ -122,11 +130,9 @@ static void memo_sees_residency(void **state)
 {
     (void)state;
     int mock;
-    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
     char spec[32];
-    xot_device_spec(ctx, mock, spec, sizeof spec);
     memo_case c;
-    make_case(ctx, &c);
+    xo_context *ctx = mock_case(&c, &mock, spec);
     for (int round = 0; round < 3; round++) {
         xot_assert_ok(xo_set_device(ctx, "cpu"));
         for (int r = 0; r < REPS; r++)
