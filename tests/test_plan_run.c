@@ -10,6 +10,19 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The five calls eagerly on the twin's buffers eb, then the plan: one count per recorded
+ * op, all on the CPU. */
+static void eager_then_plan(xo_context *ctx, int mock, xo_status (*calls)(xo_context *, xo_buffer *const[4]),
+                            xo_buffer *const eb[4], xo_plan *plan)
+{
+    xot_assert_ok(calls(ctx, eb));
+    xot_assert_ok(xo_finish(ctx));
+    xot_assert_ok(xo_stats_reset(ctx));
+    xot_assert_ok(xo_plan_run(plan));
+    assert_int_equal(xot_plan_stats(ctx, 0).ops, 5);
+    assert_int_equal(xot_plan_stats(ctx, mock).ops, 0);
+}
+
 /* The sequence: every op on the CPU, b[3] written whole before it is read; over SEQ
  * elements (the tanh over all of b[3]), under the CPU's shortest fused chain
  * (plan_fuse.c), so the ops stay unfused and form a segment. */
@@ -68,12 +81,7 @@ static void plan_cpu_segment(void **state)
             move_to(ctx, mock, p.b[1]);
             move_to(ctx, mock, e.b[1]);
         }
-        xot_assert_ok(sequence(ctx, e.b));
-        xot_assert_ok(xo_finish(ctx));
-        xot_assert_ok(xo_stats_reset(ctx));
-        xot_assert_ok(xo_plan_run(plan));
-        assert_int_equal(xot_plan_stats(ctx, 0).ops, 5); /* one count per recorded op */
-        assert_int_equal(xot_plan_stats(ctx, mock).ops, 0);
+        eager_then_plan(ctx, mock, sequence, e.b, plan);
         /* (b[0] and b[1] are only read: after run 2 and 3 only the spans read are current on
          * the host, residency.c) */
         assert_int_equal(xo__valid(p.b[2]), 1u); /* written: current on the host only */
@@ -125,12 +133,7 @@ static void plan_epilogue_segment(void **state)
             move_to(ctx, mock, p.b[3]);
             move_to(ctx, mock, e.b[3]);
         }
-        xot_assert_ok(two_layers(ctx, e.b));
-        xot_assert_ok(xo_finish(ctx));
-        xot_assert_ok(xo_stats_reset(ctx));
-        xot_assert_ok(xo_plan_run(plan));
-        assert_int_equal(xot_plan_stats(ctx, 0).ops, 5); /* one count per recorded op */
-        assert_int_equal(xot_plan_stats(ctx, mock).ops, 0);
+        eager_then_plan(ctx, mock, two_layers, e.b, plan);
         assert_int_equal(xo__valid(p.b[2]), 1u); /* written: current on the host only */
         assert_int_equal(xo__valid(p.b[0]), 1u);
         xot_twin_compare(&p, &e, XO_F32, 0, what);
