@@ -2,12 +2,20 @@
  * and the fused pass's rate in GB/s against the streaming rate the CPU's own ops reach in
  * the same run. The chain (8 ops, three inputs a, b, c and one output y):
  *     y = a*b; y += c; y = tanh(y); y *= 1.5; y *= c; y -= 0.1; y = relu(y); y += 0.5 a
- * A plan fuses it into one pass that reads a, b, c and writes y (16 bytes per element);
- * eagerly the first seven ops move 68 bytes per element, which gives the streaming rate
- * (flattered: y, 16 MB, comes back from the L3 cache between the ops). A plain C pass
- * y = a*b + c over host arrays of the same size, on every core (chain_stream.c, -O3
- * -march=native), reads and writes what the fused pass does: that one's rate is memory
- * speed for the pass.
+ * A plan fuses it into one pass that reads a, b, c and writes y (16 bytes per element).
+ * Beside it, in the same rotation:
+ *   - the streaming rate: one op, z = x*y, over three other buffers of the same size
+ *     (12 bytes per element from and to memory: the other sides pass over 48-64 MB
+ *     between its turns, more than the L3 cache holds);
+ *   - the eager ops' rate: the first seven ops move 68 bytes per element, flattered (y,
+ *     16 MB, comes back from the L3 cache between the ops);
+ *   - a plain C pass y = a*b + c over host arrays of the same size on every core
+ *     (chain_stream.c): it reads and writes what the fused pass does, with one
+ *     multiply-add: memory speed for the pass;
+ *   - the tuned C chain: the 8 ops hand-fused into one C loop over those arrays, built
+ *     -O3 -march=native -ffast-math (chain_stream.c): what a C programmer writes for the
+ *     chain, the bound a fused pass is judged by; its ratio to eager is the most fusion
+ *     can give here.
  * Then the same chain over short vectors (16 to 65536 elements): the plan with chains
  * fused from that n on, against the plan with every op alone (white-box: the CPU plugin's
  * threshold xo__cpu_chain_min_n), to find where fusion starts to pay.
@@ -25,8 +33,8 @@
 #include <unistd.h>
 
 extern size_t xo__cpu_chain_min_n, xo__cpu_chain_block; /* plugins/cpu/cpu_chain.c */
-void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n,
-                           int threads); /* chain_stream.c */
+void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n, int threads,
+                           int whole_chain); /* chain_stream.c */
 
 static double now_ns(void)
 {
@@ -72,10 +80,10 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-static void make_buffers(xo_context *ctx, xo_buffer **b, size_t n)
+static void make_buffers(xo_context *ctx, xo_buffer **b, int count, size_t n)
 {
     float *h = malloc(n * sizeof *h);
-    for (int k = 0; k < NBUF; k++) {
+    for (int k = 0; k < count; k++) {
         for (size_t i = 0; i < n; i++)
             h[i] = (float)((i * 7919u + (unsigned)k * 104729u) % 2001u) / 1000.0f - 1.0f;
         check(xo_buffer_create(ctx, n * sizeof *h, &b[k]), "xo_buffer_create");
@@ -96,17 +104,21 @@ static xo_plan *capture(xo_context *ctx, xo_buffer **b, size_t n)
 
 #define BIG ((size_t)4 << 20)
 
+/* The sides of the 4M comparison, timed in turns. */
+enum { EAGER, EAGER7, PLAN, CPASS, CCHAIN, ONEOP, NSIDE };
+
 static void big(xo_context *ctx, int rounds)
 {
-    xo_buffer *b[NBUF];
-    make_buffers(ctx, b, BIG);
+    xo_buffer *b[NBUF], *o[3]; /* o: the one op's own x, y and out, apart from the chain's */
+    make_buffers(ctx, b, NBUF, BIG);
+    make_buffers(ctx, o, 3, BIG);
     xo_plan *plan = capture(ctx, b, BIG);
     if (g_failed)
         return;
-    double *t[4];
-    for (int s = 0; s < 4; s++)
+    double *t[NSIDE];
+    for (int s = 0; s < NSIDE; s++)
         t[s] = malloc((size_t)rounds * sizeof(double));
-    /* the C pass's own arrays, as filled as the buffers */
+    /* the C references' own arrays, as filled as the buffers */
     float *ha[4];
     for (int k = 0; k < 4; k++) {
         ha[k] = malloc(BIG * sizeof(float));
@@ -119,43 +131,59 @@ static void big(xo_context *ctx, int rounds)
     for (int w = 0; w < 2; w++) { /* warm-up: page faults, placement's learning */
         chain(ctx, b, BIG, 1);
         check(xo_plan_run(plan), "xo_plan_run");
+        check(xo_sbinary(ctx, XO_MUL, BIG, o[0], 0, o[1], 0, o[2], 0), "mul");
         check(xo_finish(ctx), "xo_finish");
     }
     for (int r = 0; r < rounds && !g_failed; r++)
-        for (int k = 0; k < 4; k++) {
-            int s = (k + r) % 4;
+        for (int k = 0; k < NSIDE; k++) {
+            int s = (k + r) % NSIDE;
             double t0 = now_ns();
-            if (s == 3)
-                xo__bench_stream_pass(ha[0], ha[1], ha[2], ha[3], BIG, threads);
-            else if (s == 2)
+            if (s == CPASS || s == CCHAIN)
+                xo__bench_stream_pass(ha[0], ha[1], ha[2], ha[3], BIG, threads, s == CCHAIN);
+            else if (s == PLAN)
                 check(xo_plan_run(plan), "xo_plan_run");
+            else if (s == ONEOP)
+                check(xo_sbinary(ctx, XO_MUL, BIG, o[0], 0, o[1], 0, o[2], 0), "mul");
             else
-                chain(ctx, b, BIG, s == 0);
+                chain(ctx, b, BIG, s == EAGER);
             check(xo_finish(ctx), "xo_finish");
             t[s][r] = now_ns() - t0;
         }
-    double eager = median(t[0], rounds), stream7 = median(t[1], rounds), fused = median(t[2], rounds),
-           cpass = median(t[3], rounds);
-    double stream_gbs = 68.0 * BIG / stream7, fused_gbs = 16.0 * BIG / fused, cpass_gbs = 16.0 * BIG / cpass;
+    double m[NSIDE];
+    for (int s = 0; s < NSIDE; s++)
+        m[s] = median(t[s], rounds);
+    double gbs[NSIDE] = {0};
+    for (int s = EAGER7; s < NSIDE; s++) /* bytes moved per element over ns: GB/s */
+        gbs[s] = (s == EAGER7 ? 68.0 : s == ONEOP ? 12.0 : 16.0) * BIG / m[s];
     printf("chain of 8 element-wise ops over %zu floats on the CPU, median of %d rounds taking turns\n", BIG, rounds);
-    printf("  eager (8 ops)          %8.3f ms\n", eager * 1e-6);
-    printf("  eager first 7 ops      %8.3f ms  %6.1f GB/s  (68 bytes per element: the streaming rate)\n",
-           stream7 * 1e-6, stream_gbs);
-    printf("  plan (one fused pass)  %8.3f ms  %6.1f GB/s  (16 bytes per element)\n", fused * 1e-6, fused_gbs);
+    printf("  eager (8 ops)          %8.3f ms\n", m[EAGER] * 1e-6);
+    printf("  eager first 7 ops      %8.3f ms  %6.1f GB/s  (68 bytes per element, y in part from the L3 cache)\n",
+           m[EAGER7] * 1e-6, gbs[EAGER7]);
+    printf("  one op from memory     %8.3f ms  %6.1f GB/s  (xo_sbinary z = x*y over other buffers, 12 bytes per "
+           "element: the streaming rate)\n",
+           m[ONEOP] * 1e-6, gbs[ONEOP]);
+    printf("  plan (one fused pass)  %8.3f ms  %6.1f GB/s  (16 bytes per element)\n", m[PLAN] * 1e-6, gbs[PLAN]);
     printf("  C pass y = a*b + c     %8.3f ms  %6.1f GB/s  (16 bytes per element, %d threads: memory speed for one pass)\n",
-           cpass * 1e-6, cpass_gbs, threads);
-    printf("  plan / eager %.2fx, fused pass at %.0f%% of the streaming rate, at %.0f%% of the C pass\n", eager / fused,
-           100.0 * fused_gbs / stream_gbs, 100.0 * fused_gbs / cpass_gbs);
+           m[CPASS] * 1e-6, gbs[CPASS], threads);
+    printf("  C chain, tuned         %8.3f ms  %6.1f GB/s  (the 8 ops as one C loop, %d threads, -O3 -march=native "
+           "-ffast-math)\n",
+           m[CCHAIN] * 1e-6, gbs[CCHAIN], threads);
+    printf("  plan / eager %.2fx (tuned C chain / eager %.2fx), plan / tuned C chain %.2fx\n", m[EAGER] / m[PLAN],
+           m[EAGER] / m[CCHAIN], m[CCHAIN] / m[PLAN]);
+    printf("  fused pass at %.0f%% of the streaming rate, %.0f%% of the C pass, %.0f%% of the eager ops' rate\n",
+           100.0 * gbs[PLAN] / gbs[ONEOP], 100.0 * gbs[PLAN] / gbs[CPASS], 100.0 * gbs[PLAN] / gbs[EAGER7]);
     char text[1024];
     check(xo_plan_describe(plan, text, sizeof text), "xo_plan_describe");
     printf("%s", text);
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < NSIDE; s++)
         free(t[s]);
     for (int k = 0; k < 4; k++)
         free(ha[k]);
     xo_plan_destroy(plan);
     for (int k = 0; k < NBUF; k++)
         xo_buffer_destroy(b[k]);
+    for (int k = 0; k < 3; k++)
+        xo_buffer_destroy(o[k]);
 }
 
 /* The plan over 4M floats with each block size, taking turns. */
@@ -165,7 +193,7 @@ static void blocks(xo_context *ctx, int rounds)
     enum { NB = sizeof sizes / sizeof *sizes };
     const size_t saved = xo__cpu_chain_block;
     xo_buffer *b[NBUF];
-    make_buffers(ctx, b, BIG);
+    make_buffers(ctx, b, NBUF, BIG);
     xo_plan *plan = capture(ctx, b, BIG);
     double *t[NB];
     for (int s = 0; s < NB; s++)
@@ -201,7 +229,7 @@ static void tiny(xo_context *ctx, int rounds)
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && !g_failed; i++) {
         size_t n = sizes[i];
         xo_buffer *b[NBUF];
-        make_buffers(ctx, b, n);
+        make_buffers(ctx, b, NBUF, n);
         xo_plan *p[2];
         xo__cpu_chain_min_n = 1;
         p[0] = capture(ctx, b, n);

@@ -1,12 +1,17 @@
-/* xo_chain_cpu's memory-speed reference: y = a*b + c over host arrays in plain C, split
- * over `threads` threads (the calling one and threads - 1 started for the pass), built
- * -O3 -march=native where the compiler takes it (bench/CMakeLists.txt). The pass reads
- * three arrays and writes one, the 16 bytes per element of the fused chain's pass, with
- * one multiply-add per element: the rate memory allows such a pass on this machine. */
+/* xo_chain_cpu's references in plain C over host arrays, split over `threads` threads (the
+ * calling one and threads - 1 started for the pass), built -O3 -march=native -ffast-math
+ * where the compiler takes it (bench/CMakeLists.txt), as a C programmer who cares builds:
+ *   - the C pass, y = a*b + c: it reads three arrays and writes one, the 16 bytes per
+ *     element of the fused chain's pass, with one multiply-add per element: the rate
+ *     memory allows such a pass on this machine;
+ *   - the C chain: the whole 8-op chain written as one loop, the program a fused pass
+ *     stands for, with the CPU plugin's tanh (the same rational function, so that both
+ *     do the same work; libm's tanhf is a scalar call). */
 #include <pthread.h>
 #include <stddef.h>
 
-void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n, int threads);
+void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n, int threads,
+                           int whole_chain);
 
 typedef struct part {
     const float *a, *b, *c;
@@ -14,7 +19,7 @@ typedef struct part {
     size_t n;
 } part;
 
-static void *run(void *arg)
+static void *run_pass(void *arg)
 {
     const part *p = arg;
     for (size_t i = 0; i < p->n; i++)
@@ -22,8 +27,44 @@ static void *run(void *arg)
     return NULL;
 }
 
-void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n, int threads)
+/* plugins/cpu/cpu_internal.h's xo__cpu_tanhf (Eigen's 13/6 rational function), less its
+ * NaN line, which -ffast-math drops. */
+static inline float tanh_(float x)
 {
+    float c = x < 7.90531110763549805f ? x : 7.90531110763549805f;
+    c = c > -7.90531110763549805f ? c : -7.90531110763549805f;
+    float z = c * c;
+    float p = -2.76076847742355e-16f;
+    p = p * z + 2.00018790482477e-13f;
+    p = p * z - 8.60467152213735e-11f;
+    p = p * z + 5.12229709037114e-08f;
+    p = p * z + 1.48572235717979e-05f;
+    p = p * z + 6.37261928875436e-04f;
+    p = p * z + 4.89352455891786e-03f;
+    float q = 1.19825839466702e-06f;
+    q = q * z + 1.18534705686654e-04f;
+    q = q * z + 2.26843463243900e-03f;
+    q = q * z + 4.89352518554385e-03f;
+    float r = p * c / q;
+    return (x < 0 ? -x : x) < 0.0004f ? x : r;
+}
+
+static void *run_chain(void *arg)
+{
+    const part *p = arg;
+    const float *restrict a = p->a, *restrict b = p->b, *restrict c = p->c;
+    float *restrict y = p->y;
+    for (size_t i = 0; i < p->n; i++) {
+        float v = tanh_(a[i] * b[i] + c[i]) * 1.5f * c[i] - 0.1f;
+        y[i] = (v > 0 ? v : 0) + 0.5f * a[i];
+    }
+    return NULL;
+}
+
+void xo__bench_stream_pass(const float *a, const float *b, const float *c, float *y, size_t n, int threads,
+                           int whole_chain)
+{
+    void *(*run)(void *) = whole_chain ? run_chain : run_pass;
     enum { MAXT = 64 };
     if (threads < 1)
         threads = 1;
