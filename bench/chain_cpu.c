@@ -172,6 +172,19 @@ static void big(xo_context *ctx, int rounds)
            m[EAGER] / m[CCHAIN], m[CCHAIN] / m[PLAN]);
     printf("  fused pass at %.0f%% of the streaming rate, %.0f%% of the C pass, %.0f%% of the eager ops' rate\n",
            100.0 * gbs[PLAN] / gbs[ONEOP], 100.0 * gbs[PLAN] / gbs[CPASS], 100.0 * gbs[PLAN] / gbs[EAGER7]);
+    /* the tuned C chain computes what the plan computes: same inputs, same y */
+    float *y = malloc(BIG * sizeof *y);
+    check(xo_plan_run(plan), "xo_plan_run");
+    if (y)
+        check(xo_buffer_read(b[Y], 0, y, BIG * sizeof *y), "xo_buffer_read");
+    xo__bench_stream_pass(ha[0], ha[1], ha[2], ha[3], BIG, threads, 1);
+    double worst = y ? 0 : INFINITY;
+    for (size_t i = 0; y && i < BIG; i++)
+        worst = fmax(worst, fabs((double)y[i] - ha[3][i]));
+    printf("  plan's y against the tuned C chain's: largest difference %.2g%s\n", worst,
+           worst <= 1e-5 ? "" : " (NOT the same program)");
+    g_failed |= !(worst <= 1e-5);
+    free(y);
     char text[1024];
     check(xo_plan_describe(plan, text, sizeof text), "xo_plan_describe");
     printf("%s", text);
