@@ -9,6 +9,8 @@
  * libxsmm (XO_HAVE_LIBXSMM), its JIT kernel for each untransposed shape takes turns too
  * (dispatched once, before the rounds, as a user keeps it; libxsmm 1.17 has no JIT kernel
  * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel.
+ * Then sgemv at the ODE's and the MLP's shapes, each call after some host work (see
+ * gemv_lines), against OpenBLAS with its threads and on one thread.
  * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
  * on another device (OpenCL or CUDA, where there is one): xo_finish waits only on devices
  * sent work since the last finish, so the two should cost the same.
@@ -16,7 +18,7 @@
 #include <crossover.h>
 
 #include "xo_internal.h" /* xo_buffer.host */
-#include "cpu_internal.h" /* xo__cpu_small_gemm */
+#include "cpu_internal.h" /* xo__cpu_small_gemm, xo__cpu_small_gemv */
 
 #include <cblas.h>
 #ifdef XO_HAVE_LIBXSMM
@@ -44,6 +46,86 @@ typedef struct shape {
     int ta, tb;
 } shape;
 
+/* Host work between two calls, as a program does between ops (about 0.5 us): OpenBLAS's
+ * threads, woken by a call, spin on after it; the next call finds them asleep or not. */
+static void host_work(void)
+{
+    for (volatile int i = 0; i < 1000; i++) {
+    }
+}
+
+/* sgemv on the CPU: crossover, the plugin's kernel alone (xo__cpu_small_gemv, "-" where it
+ * declines), OpenBLAS as the application set its threads, and OpenBLAS on one thread, each
+ * call after the same host work; the figures are the median per call less that work's own
+ * time. */
+static int gemv_lines(xo_context *ctx, int rounds, double **t)
+{
+    static const struct {
+        size_t m, n;
+        int ta;
+    } shapes[] = {{100, 100, 1}, {100, 100, 0}, {100, 3, 1}, {100, 3, 0}, {3, 100, 1}, {130, 130, 1}, {256, 256, 0}};
+    const int threads = openblas_get_num_threads();
+    printf("\nsgemv on the CPU, row-major, ns per call after %s host work, median of %d rounds taking turns\n",
+           "0.5 us of", rounds);
+    printf("%-18s %10s %10s %10s %10s\n", "m x n (tA)", "crossover", "kernel", "OpenBLAS", "1 thread");
+    int failed = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
+        const size_t m = shapes[s].m, n = shapes[s].n, lx = shapes[s].ta ? m : n, ly = shapes[s].ta ? n : m;
+        const xo_transpose ta = shapes[s].ta ? XO_TRANS : XO_NO_TRANS;
+        xo_buffer *xa, *xx, *xy;
+        if (xo_buffer_create(ctx, m * n * sizeof(float), &xa) != XO_OK ||
+            xo_buffer_create(ctx, lx * sizeof(float), &xx) != XO_OK ||
+            xo_buffer_create(ctx, ly * sizeof(float), &xy) != XO_OK)
+            return 1;
+        float *a = xa->host, *x = xx->host, *y = xy->host;
+        for (size_t i = 0; i < m * n; i++) a[i] = (float)(i % 7) * 0.1f - 0.3f;
+        for (size_t i = 0; i < lx; i++) x[i] = (float)(i % 5) * 0.1f - 0.2f;
+        const int kernel = xo__cpu_small_gemv(XO_F32, XO_ROW_MAJOR, ta, m, n, 1.0, a, n, x, 1, 0.0, y, 1);
+        const int reps = 1000, sides = 5; /* 0 crossover, 1 OpenBLAS, 2 kernel, 3 OpenBLAS on 1 thread, 4 the work */
+        for (int r = -2; r < rounds && !failed; r++)
+            for (int q = 0; q < sides; q++) {
+                const int side = (q + r + 2) % sides;
+                if (side == 2 && !kernel)
+                    continue;
+                if (side == 3)
+                    openblas_set_num_threads(1);
+                double t0 = now_ns();
+                for (int i = 0; i < reps && !failed; i++) {
+                    host_work();
+                    if (side == 0)
+                        failed = xo_sgemv(ctx, XO_ROW_MAJOR, ta, m, n, 1.0f, xa, 0, n, xx, 0, 1, 0.0f, xy, 0, 1) != XO_OK;
+                    else if (side == 2)
+                        xo__cpu_small_gemv(XO_F32, XO_ROW_MAJOR, ta, m, n, 1.0, a, n, x, 1, 0.0, y, 1);
+                    else if (side != 4)
+                        cblas_sgemv(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (int)m, (int)n, 1.0f, a, (int)n, x, 1, 0.0f,
+                                    y, 1);
+                }
+                failed |= side == 0 && xo_finish(ctx) != XO_OK;
+                if (r >= 0)
+                    t[side][r] = (now_ns() - t0) / reps;
+                if (side == 3)
+                    openblas_set_num_threads(threads);
+            }
+        double med[5];
+        for (int i = 0; i < sides; i++) {
+            qsort(t[i], (size_t)rounds, sizeof(double), cmp);
+            med[i] = t[i][rounds / 2];
+        }
+        char name[40];
+        snprintf(name, sizeof name, "%zux%zu (%c)", m, n, shapes[s].ta ? 'T' : 'N');
+        printf("%-18s %10.1f", name, med[0] - med[4]);
+        if (kernel)
+            printf(" %10.1f", med[2] - med[4]);
+        else
+            printf(" %10s", "-");
+        printf(" %10.1f %10.1f\n", med[1] - med[4], med[3] - med[4]);
+        xo_buffer_destroy(xa);
+        xo_buffer_destroy(xx);
+        xo_buffer_destroy(xy);
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 31;
@@ -67,8 +149,8 @@ int main(int argc, char **argv)
     printf(" %10s %8s %8s", "libxsmm", "ratio_x", "ratio_k");
 #endif
     putchar('\n');
-    double *t[4];
-    for (int i = 0; i < 4; i++)
+    double *t[5];
+    for (int i = 0; i < 5; i++)
         t[i] = calloc((size_t)rounds, sizeof(double));
     int failed = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
@@ -150,6 +232,7 @@ int main(int argc, char **argv)
         xo_buffer_destroy(xb);
         xo_buffer_destroy(xc);
     }
+    failed |= !failed && gemv_lines(ctx, rounds, t);
     /* A tiny op plus xo_finish, auto against forced cpu, once another device was used. */
     xo_buffer *xa = NULL, *xb = NULL, *xc = NULL;
     failed |= xo_buffer_create(ctx, 256, &xa) != XO_OK || xo_buffer_create(ctx, 256, &xb) != XO_OK ||
@@ -186,7 +269,7 @@ int main(int argc, char **argv)
     xo_buffer_destroy(xc);
     if (failed)
         fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(t[i]);
     xo_context_destroy(ctx);
     return failed;

@@ -407,6 +407,30 @@ static size_t gen_gemv(xoc_shape *out)
     return xoc_push(out, &c, q);
 }
 
+/* Random shapes around cpu_small.c's gemv (a gemm with one column, from 9216 elements of A
+ * to its limit: transposed blocks, dots, columns and one row by shape) and past both ends
+ * (OpenBLAS): every increment from 1 to 3, both layouts and transposes, A's rows padded or
+ * not, alpha 1 or not, beta = 0 over NaN in y. */
+static size_t gen_gemv_small(xoc_shape *out)
+{
+    static const size_t ds[][2] = {{100, 100}, {96, 96}, {129, 100}, {300, 33}, {33, 300}, {181, 181},
+                                   {3100, 3}, {3, 3100}, {10000, 1}, {1, 10000}, {17, 600}, {95, 97},
+                                   {300, 300}, {64, 31}, {7, 1500}, {2000, 16}};
+    uint64_t r = 0xbb67ae8584caa73bu;
+    size_t c = 0;
+    for (int t = 0; t < 64; t++) {
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        const int nan_y = t / 4 % 2, d = (int)((r >> 33) % XOC_N(ds)), flip = (r >> 40) & 1;
+        xoc_shape s = {.lay = LAYS[t % 2], .ta = TRS[t / 2 % 2], .m = ds[d][flip], .n = ds[d][!flip],
+                       .inc = {1 + (r >> 49) % 3, 1 + (r >> 53) % 3}, .pad = {(r >> 57) % 2 ? 3 : 0},
+                       .alpha = t % 3 ? -0.75 : 1, .beta = nan_y ? 0 : 0.5, .v = nan_y};
+        if (t % 4 == 1)
+            s.inc[0] = s.inc[1] = 1; /* dense vectors: the transposed product as one row */
+        xoc_push(out, &c, s);
+    }
+    return c;
+}
+
 /* ---- vector ops ------------------------------------------------------------------------ */
 
 static const size_t VEC_NS[] = {1, 7, 33, 130, 1000};
@@ -1074,6 +1098,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
+    {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
     {"scal", gen_scal, run_scal, XOC_CLOSE, 0, 0},
     {"dot", gen_dot, run_dot, XOC_CLOSE, 0, 0},

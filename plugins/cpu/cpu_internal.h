@@ -72,6 +72,11 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose ta, 
                                 size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
                                 size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act);
 xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op); /* or OpenBLAS */
+/* y = alpha op(A) x + beta y through the same kernels (a gemm with one column); 0, and
+ * nothing done, when it is not small. */
+int xo__cpu_small_gemv(xo_dtype dt, xo_layout layout, xo_transpose ta, size_t m, size_t n, double alpha,
+                       const void *a, size_t lda, const void *x, size_t incx, double beta, void *y, size_t incy);
+xo_status xo__cpu_gemv_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op); /* or OpenBLAS */
 /* cpu_chain.c: the "xo_chain" extra (a plan's element-wise chain as one blocked pass) */
 int xo__cpu_chain_supports(const xo_chain *chain, size_t min_n); /* 1: runs it, n >= min_n */
 extern size_t xo__cpu_chain_min_n; /* shorter chains run op by op */

@@ -153,7 +153,7 @@ static xo_status cpu_device_info(void *state, int dev, xo_device_info *out)
  * cpu_reduce.c, cpu_fused.c. The CPU runs every op (the core's fallback device). */
 static const xo__cpu_op_fn cpu_ops[] = {
     [XO_OP_GEMM] = xo__cpu_gemm_any,
-    [XO_OP_GEMV] = xo__cpu_gemv,
+    [XO_OP_GEMV] = xo__cpu_gemv_any,
     [XO_OP_AXPY] = xo__cpu_axpy,
     [XO_OP_SCAL] = xo__cpu_scal,
     [XO_OP_DOT] = xo__cpu_dot,
@@ -224,12 +224,18 @@ static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
 static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,
                        const float *x, int incx, float beta, float *y, int incy)
 {
-    cblas_sgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
+    if (incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
+        !xo__cpu_small_gemv(XO_F32, layout, ta, (size_t)m, (size_t)n, alpha, a, (size_t)lda, x, (size_t)incx, beta, y,
+                            (size_t)incy))
+        cblas_sgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 static void host_dgemv(xo_layout layout, xo_transpose ta, int m, int n, double alpha, const double *a, int lda,
                        const double *x, int incx, double beta, double *y, int incy)
 {
-    cblas_dgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
+    if (incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
+        !xo__cpu_small_gemv(XO_F64, layout, ta, (size_t)m, (size_t)n, alpha, a, (size_t)lda, x, (size_t)incx, beta, y,
+                            (size_t)incy))
+        cblas_dgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 static void host_saxpy(int n, float alpha, const float *x, int incx, float *y, int incy)
 {
