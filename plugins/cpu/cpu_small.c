@@ -302,6 +302,15 @@
         typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */           \
         switch (op) { XO_UNARY_OP_MAP(ACT_CASE_) }                                                      \
     }                                                                                                   \
+    /* act(v) through act_: a vector in and out of the lanes act_ takes */                              \
+    XO_INLINE ATTR static inline V_##SUF actv_##SUF(V_##SUF v, int act)                                 \
+    {                                                                                                   \
+        T t[LANES(T)];                                                                                  \
+        memcpy(t, &v, sizeof t);                                                                        \
+        act_##SUF(t, act);                                                                              \
+        memcpy(&v, t, sizeof t);                                                                        \
+        return v;                                                                                       \
+    }                                                                                                   \
     /* act(v), lane by lane, for the activations INLINE_ACT takes (tanh, relu: networks' hidden     \
      * layers; identity for the others), inline (EPI_BIAS), so that the vectors of a row overlap and \
      * no call makes the loops around spill their registers. Measured with the kernel alone:        \
@@ -336,12 +345,8 @@
         }                                                                                               \
         if (has_bias)                                                                                   \
             v += bias;                                                                                  \
-        if (act != XO_IDENTITY) {                                                                       \
-            T t[LANES(T)];                                                                              \
-            memcpy(t, &v, sizeof v);                                                                    \
-            act_##SUF(t, act);                                                                          \
-            memcpy(&v, t, sizeof v);                                                                    \
-        }                                                                                               \
+        if (act != XO_IDENTITY)                                                                         \
+            v = actv_##SUF(v, act);                                                                     \
         if (nj == LANES(T))                                                                             \
             memcpy(ci, &v, sizeof v);                                                                   \
         else                                                                                            \
@@ -602,12 +607,8 @@
                 v += ldm_##SUF(bias, ni);                                                               \
             else if (bias)                                                                              \
                 v += bias[j];                                                                           \
-            if (act != XO_IDENTITY) {                                                                   \
-                T t[LANES(T)];                                                                          \
-                memcpy(t, &v, sizeof v);                                                                \
-                act_##SUF(t, act);                                                                      \
-                memcpy(&v, t, sizeof v);                                                                \
-            }                                                                                           \
+            if (act != XO_IDENTITY)                                                                     \
+                v = actv_##SUF(v, act);                                                                 \
             s[j] = v;                                                                                   \
         }                                                                                               \
         colsout_##SUF(NJ, ni, s, c, ldc);                                                               \
@@ -725,12 +726,8 @@
                 s[j] += bias[j];                                                                        \
             if (INLINE_ACT(act))                                                                        \
                 s[j] = actin_##SUF(s[j], act);                                                          \
-            else {                                                                                      \
-                T t[LANES(T)];                                                                          \
-                memcpy(t, &s[j], sizeof t);                                                             \
-                act_##SUF(t, act);                                                                      \
-                memcpy(&s[j], t, sizeof t);                                                             \
-            }                                                                                           \
+            else                                                                                        \
+                s[j] = actv_##SUF(s[j], act);                                                           \
         }                                                                                               \
         colsout_##SUF(NJ, ni, s, c, ldc);                                                               \
     }                                                                                                   \
