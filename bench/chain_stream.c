@@ -5,8 +5,10 @@
  *     element of the fused chain's pass, with one multiply-add per element: the rate
  *     memory allows such a pass on this machine;
  *   - the C chain: the whole 8-op chain written as one loop, the program a fused pass
- *     stands for, with the CPU plugin's tanh (the same rational function, so that both
- *     do the same work; libm's tanhf is a scalar call). */
+ *     stands for, with the CPU plugin's tanh (white-box: the same rational function, so
+ *     that both do the same work; libm's tanhf is a scalar call). */
+#include "cpu_internal.h" /* xo__cpu_tanhf, the plugin's tanh */
+
 #include <pthread.h>
 #include <stddef.h>
 
@@ -27,35 +29,13 @@ static void *run_pass(void *arg)
     return NULL;
 }
 
-/* plugins/cpu/cpu_internal.h's xo__cpu_tanhf (Eigen's 13/6 rational function), less its
- * NaN line, which -ffast-math drops. */
-static inline float tanh_(float x)
-{
-    float c = x < 7.90531110763549805f ? x : 7.90531110763549805f;
-    c = c > -7.90531110763549805f ? c : -7.90531110763549805f;
-    float z = c * c;
-    float p = -2.76076847742355e-16f;
-    p = p * z + 2.00018790482477e-13f;
-    p = p * z - 8.60467152213735e-11f;
-    p = p * z + 5.12229709037114e-08f;
-    p = p * z + 1.48572235717979e-05f;
-    p = p * z + 6.37261928875436e-04f;
-    p = p * z + 4.89352455891786e-03f;
-    float q = 1.19825839466702e-06f;
-    q = q * z + 1.18534705686654e-04f;
-    q = q * z + 2.26843463243900e-03f;
-    q = q * z + 4.89352518554385e-03f;
-    float r = p * c / q;
-    return (x < 0 ? -x : x) < 0.0004f ? x : r;
-}
-
 static void *run_chain(void *arg)
 {
     const part *p = arg;
     const float *restrict a = p->a, *restrict b = p->b, *restrict c = p->c;
     float *restrict y = p->y;
     for (size_t i = 0; i < p->n; i++) {
-        float v = tanh_(a[i] * b[i] + c[i]) * 1.5f * c[i] - 0.1f;
+        float v = xo__cpu_tanhf(a[i] * b[i] + c[i]) * 1.5f * c[i] - 0.1f;
         y[i] = (v > 0 ? v : 0) + 0.5f * a[i];
     }
     return NULL;
