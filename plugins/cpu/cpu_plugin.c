@@ -224,7 +224,7 @@ static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
 static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,
                        const float *x, int incx, float beta, float *y, int incy)
 {
-    if (incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
+    if (m < 1 || n < 1 || incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
         !xo__cpu_small_gemv(XO_F32, layout, ta, (size_t)m, (size_t)n, alpha, a, (size_t)lda, x, (size_t)incx, beta, y,
                             (size_t)incy))
         cblas_sgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
@@ -232,7 +232,7 @@ static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float al
 static void host_dgemv(xo_layout layout, xo_transpose ta, int m, int n, double alpha, const double *a, int lda,
                        const double *x, int incx, double beta, double *y, int incy)
 {
-    if (incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
+    if (m < 1 || n < 1 || incx < 1 || incy < 1 || /* BLAS's backward increments stay with OpenBLAS */
         !xo__cpu_small_gemv(XO_F64, layout, ta, (size_t)m, (size_t)n, alpha, a, (size_t)lda, x, (size_t)incx, beta, y,
                             (size_t)incy))
         cblas_dgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
