@@ -41,6 +41,13 @@ static int cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The median of v[0..n), sorting v. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
 typedef struct shape {
     size_t m, n, k;
     int ta, tb;
@@ -65,8 +72,8 @@ static int gemv_lines(xo_context *ctx, int rounds, double **t)
         int ta;
     } shapes[] = {{100, 100, 1}, {100, 100, 0}, {100, 3, 1}, {100, 3, 0}, {3, 100, 1}, {130, 130, 1}, {256, 256, 0}};
     const int threads = openblas_get_num_threads();
-    printf("\nsgemv on the CPU, row-major, ns per call after %s host work, median of %d rounds taking turns\n",
-           "0.5 us of", rounds);
+    printf("\nsgemv on the CPU, row-major, ns per call after 0.5 us of host work, median of %d rounds taking turns\n",
+           rounds);
     printf("%-18s %10s %10s %10s %10s\n", "m x n (tA)", "crossover", "kernel", "OpenBLAS", "1 thread");
     int failed = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
@@ -107,10 +114,8 @@ static int gemv_lines(xo_context *ctx, int rounds, double **t)
                     openblas_set_num_threads(threads);
             }
         double med[5];
-        for (int i = 0; i < sides; i++) {
-            qsort(t[i], (size_t)rounds, sizeof(double), cmp);
-            med[i] = t[i][rounds / 2];
-        }
+        for (int i = 0; i < sides; i++)
+            med[i] = median(t[i], rounds);
         char name[40];
         snprintf(name, sizeof name, "%zux%zu (%c)", m, n, shapes[s].ta ? 'T' : 'N');
         printf("%-18s %10.1f", name, med[0] - med[4]);
@@ -208,10 +213,8 @@ int main(int argc, char **argv)
                     t[side][r] = (now_ns() - t0) / reps;
             }
         double med[4];
-        for (int i = 0; i < 4; i++) {
-            qsort(t[i], (size_t)rounds, sizeof(double), cmp);
-            med[i] = t[i][rounds / 2];
-        }
+        for (int i = 0; i < 4; i++)
+            med[i] = median(t[i], rounds);
         char name[40];
         snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
         printf("%-18s %10.1f", name, med[0]);
@@ -258,11 +261,10 @@ int main(int argc, char **argv)
                 t[side][r] = (now_ns() - t0) / 5000;
         }
     if (!failed) {
-        qsort(t[0], (size_t)rounds, sizeof(double), cmp);
-        qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+        const double at_auto = median(t[0], rounds), forced = median(t[1], rounds);
         printf("\n8x8x8 sgemm + xo_finish%s%s: auto %.1f ns, forced cpu %.1f ns, difference %.1f ns\n",
-               other ? " after an op on " : " (no other device here)", other ? other : "", t[0][rounds / 2],
-               t[1][rounds / 2], t[0][rounds / 2] - t[1][rounds / 2]);
+               other ? " after an op on " : " (no other device here)", other ? other : "", at_auto, forced,
+               at_auto - forced);
     }
     xo_buffer_destroy(xa);
     xo_buffer_destroy(xb);
