@@ -100,12 +100,13 @@ static int gemv_lines(xo_context *ctx, int rounds, double **t)
                 for (int i = 0; i < reps && !failed; i++) {
                     host_work();
                     if (side == 0)
-                        failed = xo_sgemv(ctx, XO_ROW_MAJOR, ta, m, n, 1.0f, xa, 0, n, xx, 0, 1, 0.0f, xy, 0, 1) != XO_OK;
+                        failed =
+                            xo_sgemv(ctx, XO_ROW_MAJOR, ta, m, n, 1.0f, xa, 0, n, xx, 0, 1, 0.0f, xy, 0, 1) != XO_OK;
                     else if (side == 2)
                         xo__cpu_small_gemv(XO_F32, XO_ROW_MAJOR, ta, m, n, 1.0, a, n, x, 1, 0.0, y, 1);
                     else if (side != 4)
-                        cblas_sgemv(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (int)m, (int)n, 1.0f, a, (int)n, x, 1, 0.0f,
-                                    y, 1);
+                        cblas_sgemv(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (int)m, (int)n, 1.0f, a, (int)n, x, 1,
+                                    0.0f, y, 1);
                 }
                 failed |= side == 0 && xo_finish(ctx) != XO_OK;
                 if (r >= 0)
