@@ -1,6 +1,7 @@
 /* xo_thread_sizes: what the CPU's threads cost small element-wise ops. Median
- * microseconds per op of saxpy (OpenBLAS, threaded from 10,000 elements), tanh and add
- * (the CPU plugin's loops, split over its pool from 65,536) at sizes from 4K to 2M
+ * microseconds per op of saxpy, tanh and add (the CPU plugin's loops, split over its pool
+ * from 65,536 elements; saxpy was OpenBLAS's, threaded from 10,000, until 0.5's issue 30
+ * moved BLAS's level-1 ops to the plugin's loops) at sizes from 4K to 2M
  * floats, on the CPU. Run it once per thread count and compare (docs/placement.md,
  * "Threads on small ops"):
  *   XO_DEVICE=cpu XO_PLUGINS=cpu XO_CALIBRATE=off XO_THREADS=1 build/bench/xo_thread_sizes

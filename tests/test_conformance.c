@@ -433,7 +433,8 @@ static size_t gen_gemv_small(xoc_shape *out)
 
 /* ---- vector ops ------------------------------------------------------------------------ */
 
-static const size_t VEC_NS[] = {1, 7, 33, 130, 1000};
+/* 70000: past 65,536, where the CPU plugin splits axpy, scal and copy over its pool */
+static const size_t VEC_NS[] = {1, 7, 33, 130, 1000, 70000};
 static const size_t INCS[][2] = {{1, 1}, {2, 3}, {3, 1}};
 
 /* n from VEC_NS, the increments of INCS: axpy, copy. */

@@ -222,16 +222,18 @@ static xo_status measure_stream(calib *c, xo_dtype dtype, xo_buffer *x, xo_buffe
     return XO_OK;
 }
 
-/* The host's vector ops on several threads: OpenBLAS runs saxpy on one thread up to
- * WAKE_FROM elements (its level-1 routines' rule) and on all of them above. What the
- * bigger size costs beyond twice the smaller one's work is waking the threads, which
- * grows with their number (3-10x a 25K-element op's work on 16 cores). */
-#define WAKE_FROM 10000
+/* The host's vector ops on several threads: the CPU plugin runs its element-wise loops,
+ * saxpy's among them, on the calling thread below WAKE_FROM elements and splits them over
+ * its pool from there (XO_CPU_GRAIN, plugins/cpu/cpu_internal.h; OpenBLAS's level-1 rule,
+ * 10,000, until its axpy left OpenBLAS). What the bigger size costs beyond twice the
+ * smaller one's work is waking the threads, which grows with their number (3-10x a
+ * 25K-element op's work on 16 cores). */
+#define WAKE_FROM 65536
 #define WAKE_RUNS 15
 static xo_status measure_thread_wake(calib *c, xo_buffer *x, xo_buffer *y, double launch_us, double *out_us)
 {
     xo_buffer *bufs[XO_MAX_ARGS] = {x, y, NULL};
-    xo_op_desc one = axpy_desc(XO_F32, 8192), two = axpy_desc(XO_F32, 16384); /* either side of it */
+    xo_op_desc one = axpy_desc(XO_F32, WAKE_FROM / 2), two = axpy_desc(XO_F32, WAKE_FROM); /* either side */
     double ta[WAKE_RUNS], tb[WAKE_RUNS], us;
     XO_RETURN_IF_ERROR(run_timed(c, &two, bufs, &us)); /* warm-up: wakes the threads once */
     for (int i = 0; i < WAKE_RUNS; i++) {             /* taking turns: a slow spell hits both */
@@ -361,7 +363,7 @@ static xo_status calibrate_once(xo_context *ctx, int dev, xo__profile *out, xo__
     }
     if (st == XO_OK && dev == 0) { /* on one thread it measures about 0 */
         st = measure_thread_wake(&c, x, y, launch, &p.thread_wake_us);
-        p.threaded_from = WAKE_FROM + 1;
+        p.threaded_from = WAKE_FROM;
     }
     /* double precision is optional: a device that fails it keeps its single figures
      * (the model then takes half the sgemm curve) */

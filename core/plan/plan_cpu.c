@@ -19,7 +19,7 @@
 
 /* gemm (alpha != 0: OpenBLAS may read A and B otherwise, where the plugin does not), gemv
  * (alpha != 0 likewise) and axpy on the CPU, every figure within BLAS's int: the CPU
- * plugin's run() computes the same through the same OpenBLAS calls. */
+ * plugin's run() computes the same through the same calls (its host BLAS entries). */
 int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s)
 {
     const xo_host_blas *hb = ctx->host_blas;

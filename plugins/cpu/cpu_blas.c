@@ -1,4 +1,4 @@
-/* CPU ops that are OpenBLAS routines: gemm, gemv, axpy, scal, dot, nrm2, copy, ger; and
+/* CPU ops that are OpenBLAS routines: gemm, gemv, dot, nrm2, ger; and
  * what every family file shares (operand pointers, the 32-bit check, C = beta C). */
 #include "cpu_internal.h"
 
@@ -91,28 +91,6 @@ xo_status xo__cpu_gemv(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_
     return XO_OK;
 }
 
-xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
-{
-    CHECK_INT();
-    if (S)
-        cblas_saxpy(N, (float)op->alpha, P(0), IX, P(1), IY);
-    else
-        cblas_daxpy(N, op->alpha, P(0), IX, P(1), IY);
-    return XO_OK;
-}
-
-xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
-{
-    CHECK_INT();
-    if (op->alpha == 0)
-        xo__cpu_scale_output(op);
-    else if (S)
-        cblas_sscal(N, (float)op->alpha, P(0), IX);
-    else
-        cblas_dscal(N, op->alpha, P(0), IX);
-    return XO_OK;
-}
-
 xo_status xo__cpu_dot(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     CHECK_INT();
@@ -124,16 +102,6 @@ xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_
 {
     CHECK_INT();
     xo__cpu_store(op, 1, N == 0 ? 0.0 : S ? (double)cblas_snrm2(N, P(0), IX) : cblas_dnrm2(N, P(0), IX));
-    return XO_OK;
-}
-
-xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
-{
-    CHECK_INT();
-    if (S)
-        cblas_scopy(N, P(0), IX, P(1), IY);
-    else
-        cblas_dcopy(N, P(0), IX, P(1), IY);
     return XO_OK;
 }
 

@@ -1,11 +1,9 @@
 /* CPU ops that make one pass over their elements: unary, binary, binary_scalar, fill,
- * scale_by, axpby, bias. Vectorised loops (the formulas of plugins/common/xo_formulas.h),
- * split over the pool when large; axpby's general case is OpenBLAS's. */
+ * scale_by, axpby, and BLAS's axpy, scal and copy, bias. Vectorised loops (the formulas of
+ * plugins/common/xo_formulas.h), split over the pool when large. */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
-#include <cblas.h>
-#include "cpu_openblas.h" /* after cblas.h: how OpenBLAS is reached */
 #include <pthread.h>
 
 /* One case per row of the op maps (crossover.h): a new op needs no edit here. */
@@ -44,12 +42,20 @@
         else                                                                                         \
             for (size_t i = 0; i < n; i++) x[i * inc] *= s;                                          \
     }                                                                                                \
-    ATTR static void axpy0_##SUF(T alpha, const T *x, size_t incx, T *y, size_t incy, size_t n)      \
+    /* y = alpha x + beta y; beta == 0 never reads y, beta == 1 is BLAS's axpy (y += alpha x) */   \
+    ATTR static void axpby_##SUF(T alpha, const T *x, size_t incx, T beta, T *y, size_t incy,        \
+                                 size_t n)                                                           \
     {                                                                                                \
-        if (incx == 1 && incy == 1)                                                                  \
+        if (incx == 1 && incy == 1 && beta == 0)                                                     \
             for (size_t i = 0; i < n; i++) y[i] = alpha * x[i];                                      \
-        else                                                                                         \
+        else if (incx == 1 && incy == 1 && beta == 1)                                                \
+            for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];                                     \
+        else if (incx == 1 && incy == 1)                                                             \
+            for (size_t i = 0; i < n; i++) y[i] = alpha * x[i] + beta * y[i];                        \
+        else if (beta == 0)                                                                          \
             for (size_t i = 0; i < n; i++) y[i * incy] = alpha * x[i * incx];                        \
+        else                                                                                         \
+            for (size_t i = 0; i < n; i++) y[i * incy] = alpha * x[i * incx] + beta * y[i * incy];   \
     }                                                                                                \
     ATTR static void bias_rows_##SUF(T *a, size_t lda, const T *restrict bias, size_t r0, size_t r1, \
                                      size_t cols)                                                    \
@@ -73,14 +79,14 @@ typedef struct kernels {
     void (*fill_d)(double *, size_t, double, size_t);
     void (*scale_f)(float *, size_t, float, size_t);
     void (*scale_d)(double *, size_t, double, size_t);
-    void (*axpy0_f)(float, const float *, size_t, float *, size_t, size_t);
-    void (*axpy0_d)(double, const double *, size_t, double *, size_t, size_t);
+    void (*axpby_f)(float, const float *, size_t, float, float *, size_t, size_t);
+    void (*axpby_d)(double, const double *, size_t, double, double *, size_t, size_t);
     void (*bias_f)(float *, size_t, const float *, size_t, size_t, size_t);
     void (*bias_d)(double *, size_t, const double *, size_t, size_t, size_t);
 } kernels;
 #define TABLE(F, D)                                                                                   \
     {unary_##F, unary_##D, binary_##F, binary_##D, bscalar_##F, bscalar_##D, fill_##F, fill_##D,      \
-     scale_##F, scale_##D, axpy0_##F, axpy0_##D, bias_rows_##F, bias_rows_##D}
+     scale_##F, scale_##D, axpby_##F, axpby_##D, bias_rows_##F, bias_rows_##D}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 
@@ -88,7 +94,7 @@ XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 typedef struct job {
     const xo_op_desc *op;
     void *p[XO_MAX_ARGS];
-    double s;
+    double s, s2; /* the op's scalars: alpha (fill's value, scale's factor), beta */
     void *v;
     size_t inc;
 } job;
@@ -99,6 +105,7 @@ static void job_init(job *j, const xo_op_desc *op)
 {
     j->op = op;
     j->s = op->alpha;
+    j->s2 = op->beta;
     j->v = NULL;
     j->inc = 1;
     for (int i = 0; i < XO_MAX_ARGS; i++)
@@ -158,15 +165,32 @@ static void scale_range(void *arg, size_t b, size_t e, int c)
         k()->scale_d((double *)j->v + b * j->inc, j->inc, j->s, e - b);
 }
 
-static void axpy0_range(void *arg, size_t b, size_t e, int c)
+/* y = alpha x + beta y over elements [b, e) (j->s: alpha, j->s2: beta) */
+static void axpby_range(void *arg, size_t b, size_t e, int c)
 {
     (void)c;
     job *j = arg;
     size_t ix = j->op->inc[0], iy = j->op->inc[1];
     if (F32(j))
-        k()->axpy0_f((float)j->s, (const float *)j->p[0] + b * ix, ix, (float *)j->p[1] + b * iy, iy, e - b);
+        k()->axpby_f((float)j->s, (const float *)j->p[0] + b * ix, ix, (float)j->s2, (float *)j->p[1] + b * iy, iy,
+                     e - b);
     else
-        k()->axpy0_d(j->s, (const double *)j->p[0] + b * ix, ix, (double *)j->p[1] + b * iy, iy, e - b);
+        k()->axpby_d(j->s, (const double *)j->p[0] + b * ix, ix, j->s2, (double *)j->p[1] + b * iy, iy, e - b);
+}
+
+/* y = x over elements [b, e), bit for bit */
+static void copy_range(void *arg, size_t b, size_t e, int c)
+{
+    (void)c;
+    job *j = arg;
+    const size_t es = F32(j) ? sizeof(float) : sizeof(double), ix = j->op->inc[0], iy = j->op->inc[1];
+    const char *x = (const char *)j->p[0] + b * ix * es;
+    char *y = (char *)j->p[1] + b * iy * es;
+    if (ix == 1 && iy == 1)
+        memmove(y, x, (e - b) * es);
+    else
+        for (size_t i = 0; i < e - b; i++)
+            memcpy(y + i * iy * es, x + i * ix * es, es);
 }
 
 static void bias_range(void *arg, size_t b, size_t e, int c)
@@ -241,23 +265,67 @@ xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo__cpu_pool *pool, const
 /* y = alpha x + beta y: beta == 0 never reads y, alpha == 0 never reads x. */
 xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
+    (void)host;
     job j;
     job_init(&j, op);
     if (op->beta == 0.0 && op->alpha == 0.0)
         return vector_op(pool, &j, fill_range, j.p[1], op->inc[1], 0.0);
-    if (op->beta == 0.0) {
-        xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpy0_range, &j);
-        return XO_OK;
-    }
     if (op->alpha == 0.0)
         return vector_op(pool, &j, scale_range, j.p[1], op->inc[1], op->beta);
-    if (!xo__cpu_fits_int(op))
-        return xo__cpu_too_big(host);
-    if (op->dtype == XO_F32)
-        cblas_saxpby((int)op->n, (float)op->alpha, j.p[0], (int)op->inc[0], (float)op->beta, j.p[1],
-                     (int)op->inc[1]);
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpby_range, &j);
+    return XO_OK;
+}
+
+/* BLAS's axpy, y += alpha x (alpha == 0: y as it was, x not read). Our loop rather than
+ * OpenBLAS's: OpenBLAS runs a long axpy on its own threads, which then spin for their
+ * next call (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles by default) on the cores our pool's
+ * threads need. Measured (xo_chain_cpu big: 8 element-wise ops over 4M floats, the last
+ * an axpy, 2-core AMD EPYC): the other seven ops took 4.0 ms after OpenBLAS's axpy and 2.6
+ * ms with its threads quiet (OPENBLAS_THREAD_TIMEOUT=4), a plan's fused pass 2.1 and 1.3. */
+xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    if (op->alpha == 0.0)
+        return XO_OK;
+    job j;
+    job_init(&j, op);
+    j.s2 = 1.0;
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpby_range, &j);
+    return XO_OK;
+}
+
+void xo__cpu_axpy_here(xo_dtype dt, size_t n, double alpha, const void *x, size_t incx, void *y, size_t incy)
+{
+    if (alpha == 0.0)
+        return;
+    if (dt == XO_F32)
+        k()->axpby_f((float)alpha, x, incx, 1.0f, y, incy, n);
     else
-        cblas_daxpby((int)op->n, op->alpha, j.p[0], (int)op->inc[0], op->beta, j.p[1], (int)op->inc[1]);
+        k()->axpby_d(alpha, x, incx, 1.0, y, incy, n);
+}
+
+/* BLAS's scal, x *= alpha (alpha == 0 writes zeros, whatever x held); our loop, as axpy. */
+xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    if (op->alpha == 0.0) {
+        xo__cpu_scale_output(op);
+        return XO_OK;
+    }
+    job j;
+    job_init(&j, op);
+    return vector_op(pool, &j, scale_range, j.p[0], op->inc[0], op->alpha);
+}
+
+/* BLAS's copy, y = x; our loop, as axpy. */
+xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
+{
+    (void)host;
+    job j;
+    job_init(&j, op);
+    if (j.p[0] == j.p[1] && op->inc[0] == op->inc[1])
+        return XO_OK; /* y is x */
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, copy_range, &j);
     return XO_OK;
 }
 

@@ -39,11 +39,8 @@ typedef xo_status (*xo__cpu_op_fn)(const xo_plugin_host *host, xo__cpu_pool *poo
 /* cpu_blas.c: OpenBLAS's routines */
 xo_status xo__cpu_gemm(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_gemv(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_dot(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_nrm2(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
-xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_ger(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_elementwise.c: our loops, one pass over the elements */
 xo_status xo__cpu_unary(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
@@ -52,6 +49,12 @@ xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo__cpu_pool *pool, 
 xo_status xo__cpu_fill(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+xo_status xo__cpu_copy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
+/* y += alpha x on the calling thread, as xo__cpu_axpy computes it (element by element, the
+ * same loop): the host BLAS entries' axpy, which has no pool (cpu_plugin.c). */
+void xo__cpu_axpy_here(xo_dtype dt, size_t n, double alpha, const void *x, size_t incx, void *y, size_t incy);
 xo_status xo__cpu_bias(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);
 /* cpu_reduce.c: reductions and the ops built on them */
 xo_status xo__cpu_reduce(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op);

@@ -237,13 +237,21 @@ static void host_dgemv(xo_layout layout, xo_transpose ta, int m, int n, double a
                             (size_t)incy))
         cblas_dgemv(ORDER(layout), TRANS(ta), m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
+/* axpy: the plugin's loop on this thread (run()'s, without its pool), not OpenBLAS's, whose
+ * threads spin after a long axpy on the cores the pool needs (cpu_elementwise.c). */
 static void host_saxpy(int n, float alpha, const float *x, int incx, float *y, int incy)
 {
-    cblas_saxpy(n, alpha, x, incx, y, incy);
+    if (n < 1 || incx < 1 || incy < 1) /* BLAS's backward increments stay with OpenBLAS */
+        cblas_saxpy(n, alpha, x, incx, y, incy);
+    else
+        xo__cpu_axpy_here(XO_F32, (size_t)n, alpha, x, (size_t)incx, y, (size_t)incy);
 }
 static void host_daxpy(int n, double alpha, const double *x, int incx, double *y, int incy)
 {
-    cblas_daxpy(n, alpha, x, incx, y, incy);
+    if (n < 1 || incx < 1 || incy < 1)
+        cblas_daxpy(n, alpha, x, incx, y, incy);
+    else
+        xo__cpu_axpy_here(XO_F64, (size_t)n, alpha, x, (size_t)incx, y, (size_t)incy);
 }
 static const xo_host_blas cpu_host_blas = {
     .sgemm = host_sgemm,
