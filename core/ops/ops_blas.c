@@ -161,7 +161,7 @@ static XO_INLINE xo_status axpy(const char *fn, xo_dtype dt, xo_context *ctx, si
     const size_t es = dt == XO_F64 ? sizeof(double) : sizeof(float);
     size_t xlo, xhi, ylo, yhi;
     int xd, yd;
-    if (ctx && n && incx && incy && x != y && XO_SMALL_DIMS(n | incx | incy | x_off | y_off) &&
+    if (ctx && n && n < XO_EXPRESS_AXPY_N && incx && incy && x != y && XO_SMALL_DIMS(n | incx | incy | x_off | y_off) &&
         !xo__vector_rule(ctx, x, x_off, n, incx, 1, es, 1, &xlo, &xhi, &xd) &&
         !xo__vector_rule(ctx, y, y_off, n, incy, 1, es, 1, &ylo, &yhi, &yd)) {
         uint64_t k0 = xo__key_head(ctx->id, XO_OP_AXPY, dt, 0, 0, 0), res = 0, sizes = XO_KEY_SIZES0;

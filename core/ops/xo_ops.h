@@ -52,6 +52,12 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
  * < 2^62), so the common case skips the overflow checks; larger ones take them. */
 #define XO_SMALL_DIMS(x) (((x) >> 29) == 0)
 
+/* The express path's axpy (and a plan's direct one) takes vectors shorter than this: a host
+ * BLAS entry runs on the calling thread, and from here the CPU plugin's run() splits the
+ * loop over its threads (its XO_CPU_GRAIN). Measured (xo_thread_sizes, 2-core AMD EPYC):
+ * saxpy of 1M floats 81 us on the calling thread, 42 through run(). */
+#define XO_EXPRESS_AXPY_N ((size_t)1 << 16)
+
 /* 1 for an xo_unary_op that gemm_bias_act takes as its activation (a forward op). */
 _Static_assert(XO_UNARY_OP_COUNT <= 32, "the activation mask holds one bit per unary op");
 static inline int xo__unary_is_activation(xo_unary_op u)

@@ -31,7 +31,7 @@ int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s)
     switch (d->kind) {
     case XO_OP_GEMM: return d->alpha != 0 && d->k != 0 && (f32 ? hb->sgemm != NULL : hb->dgemm != NULL);
     case XO_OP_GEMV: return d->alpha != 0 && (f32 ? hb->sgemv != NULL : hb->dgemv != NULL);
-    case XO_OP_AXPY: return f32 ? hb->saxpy != NULL : hb->daxpy != NULL;
+    case XO_OP_AXPY: return d->n < XO_EXPRESS_AXPY_N && (f32 ? hb->saxpy != NULL : hb->daxpy != NULL);
     default: return 0;
     }
 }

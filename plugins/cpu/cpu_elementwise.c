@@ -277,11 +277,12 @@ xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo
 }
 
 /* BLAS's axpy, y += alpha x (alpha == 0: y as it was, x not read). Our loop rather than
- * OpenBLAS's: OpenBLAS runs a long axpy on its own threads, which then spin for their
- * next call (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles by default) on the cores our pool's
- * threads need. Measured (xo_chain_cpu big: 8 element-wise ops over 4M floats, the last
- * an axpy, 2-core AMD EPYC): the other seven ops took 4.0 ms after OpenBLAS's axpy and 2.6
- * ms with its threads quiet (OPENBLAS_THREAD_TIMEOUT=4), a plan's fused pass 2.1 and 1.3. */
+ * OpenBLAS's: OpenBLAS runs a long axpy (or scal) on its own threads, which then spin for
+ * their next call for about 0.1 s (OPENBLAS_THREAD_TIMEOUT) on the cores our pool's
+ * threads need. Measured (xo_chain_cpu 21 big: 8 element-wise ops over 4M floats, the last
+ * an axpy, 2-core AMD EPYC, five runs of each build in turn): with OpenBLAS's axpy the
+ * plan's fused pass took 2.0-2.1 ms in two runs of five and eager 4.7-4.8 ms (1.26-1.32
+ * and 3.9-4.1 in the others), with this loop 1.24-1.35 and 3.9-4.2 in every run. */
 xo_status xo__cpu_axpy(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
