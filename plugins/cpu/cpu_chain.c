@@ -46,11 +46,12 @@ size_t xo__cpu_chain_block = 0;
  * through L1 as a fused block does, so fusion saves nothing per element and costs its
  * setup: about 55 ns here (decoding the chain, and the plan's own path for a fused step),
  * against about 7 ns per op of a plan replaying ops. Measured (xo_chain_cpu 21 tiny: the
- * 8-op tanh chain, plan fused against plan op by op, 2-core AMD EPYC shared with other
- * builds, medians of 21 rounds): 0.62x at 16 elements, 0.64 at 64, 0.76 at 256, 0.92 at
- * 1024, 0.96 at 2048, 1.03 at 4096, 1.22 at 8192, 3.0 at 16384 (where OpenBLAS starts
- * threads for the scal and axpy). A variable only so that the bench can time both sides. */
-size_t xo__cpu_chain_min_n = 4096;
+ * 8-op tanh chain, plan fused against plan op by op, 2-core AMD EPYC, medians of 21
+ * rounds, three runs): 0.40x at 16 elements, 0.45 at 64, 0.58 at 256, 0.81 at 1024,
+ * 0.85-0.89 at 2048, 0.93-0.97 at 4096, 1.11-1.15 at 8192, 1.20 at 16384, 1.40 at 65536.
+ * (Fusion paid from 4096 while the chain's scal and axpy were OpenBLAS's, slower there.)
+ * A variable only so that the bench can time both sides. */
+size_t xo__cpu_chain_min_n = 8192;
 /* Temporary blocks up to this size come from the caller's stack. */
 #define XO_CHAIN_STACK 16384
 
