@@ -8,7 +8,9 @@
  * placement, dispatch); kernel is the same product without them. Where CMake found
  * libxsmm (XO_HAVE_LIBXSMM), its JIT kernel for each untransposed shape takes turns too
  * (dispatched once, before the rounds, as a user keeps it; libxsmm 1.17 has no JIT kernel
- * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel.
+ * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel; and
+ * libxsmm_sgemm, libxsmm's BLAS-style call, which finds the kernel for the shape on every
+ * call as crossover's and OpenBLAS's calls do: ratio_s = libxsmm_sgemm / crossover.
  * Then sgemv at the ODE's and the MLP's shapes, each call after some host work (see
  * gemv_lines), against OpenBLAS with its threads and on one thread.
  * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
@@ -152,7 +154,7 @@ int main(int argc, char **argv)
     printf("%-18s %10s %10s %10s %8s", "m x n x k (tA tB)", "crossover", "kernel", "OpenBLAS", "ratio");
 #ifdef XO_HAVE_LIBXSMM
     libxsmm_init();
-    printf(" %10s %8s %8s", "libxsmm", "ratio_x", "ratio_k");
+    printf(" %10s %8s %8s %10s %8s", "libxsmm", "ratio_x", "ratio_k", "lx_sgemm", "ratio_s");
 #endif
     putchar('\n');
     double *t[5];
@@ -172,24 +174,27 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sh->k * sh->n; i++) b[i] = (float)(i % 5) * 0.1f - 0.2f;
         const xo_transpose ta = sh->ta ? XO_TRANS : XO_NO_TRANS, tb = sh->tb ? XO_TRANS : XO_NO_TRANS;
         const int reps = 2000;
-        /* sides: 0 crossover, 1 OpenBLAS, 2 the plugin's kernel, 3 libxsmm (the last two where they take the
-         * shape) */
-        int sides = 2;
+        /* sides: 0 crossover, 1 OpenBLAS, 2 the plugin's kernel, 3 libxsmm's kernel, 4 libxsmm_sgemm (the last
+         * three where they take the shape) */
+        int side_of[5] = {0, 1}, sides = 2;
         const int kernel = xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb,
                                               0.0, c, sh->n);
-        sides += kernel;
+        if (kernel)
+            side_of[sides++] = 2;
 #ifdef XO_HAVE_LIBXSMM
         /* column-major C^T = B^T A^T: libxsmm's m, n, a, b are our n, m, b, a */
         const libxsmm_blasint xm = (libxsmm_blasint)sh->n, xn = (libxsmm_blasint)sh->m, xk = (libxsmm_blasint)sh->k;
         const float one = 1.0f, zero = 0.0f;
         const libxsmm_smmfunction xs =
             sh->ta || sh->tb ? NULL : libxsmm_smmdispatch(xm, xn, xk, &xm, &xk, &xm, &one, &zero, NULL, NULL);
-        sides += xs != NULL;
+        if (xs) {
+            side_of[sides++] = 3;
+            side_of[sides++] = 4;
+        }
 #endif
         for (int r = -2; r < rounds && !failed; r++)
             for (int q = 0; q < sides; q++) {
-                int side = (q + r + 2) % sides;
-                side = side == 2 && !kernel ? 3 : side;
+                const int side = side_of[(q + r + 2) % sides];
                 double t0 = now_ns();
                 if (side == 0) {
                     for (int i = 0; i < reps && !failed; i++)
@@ -205,6 +210,9 @@ int main(int argc, char **argv)
                 else if (side == 3)
                     for (int i = 0; i < reps; i++)
                         xs(b, a, c);
+                else if (side == 4)
+                    for (int i = 0; i < reps; i++)
+                        libxsmm_sgemm("N", "N", &xm, &xn, &xk, &one, b, &xm, a, &xk, &zero, c, &xm);
 #endif
                 else
                     for (int i = 0; i < reps; i++)
@@ -213,8 +221,8 @@ int main(int argc, char **argv)
                 if (r >= 0)
                     t[side][r] = (now_ns() - t0) / reps;
             }
-        double med[4];
-        for (int i = 0; i < 4; i++)
+        double med[5];
+        for (int i = 0; i < 5; i++)
             med[i] = median(t[i], rounds);
         char name[40];
         snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
@@ -229,6 +237,9 @@ int main(int argc, char **argv)
             printf(" %10.1f %8.2f", med[3], med[3] / med[0]);
             if (kernel)
                 printf(" %8.2f", med[3] / med[2]);
+            else
+                printf(" %8s", "-");
+            printf(" %10.1f %8.2f", med[4], med[4] / med[0]);
         }
 #endif
         putchar('\n');
