@@ -32,8 +32,8 @@
  * at 16 grains (1M floats) the two are level: saxpy of 1M floats takes 81 us on one
  * thread, 42-45 on two once awake. Measured (xo bench --quick, rnn-train-b100, whose SGD
  * update of 256x256 weights is a lone 65,536-float saxpy after OpenBLAS's gemms): 554-565
- * it/s waking the worker each step, against 577-593 when that saxpy was OpenBLAS's, whose
- * threads the gemms keep awake. */
+ * it/s waking the worker each step, 589-607 with this rule, 571-603 when that saxpy was
+ * OpenBLAS's, whose threads the gemms keep awake. */
 #define XO_POOL_WAKE_GRAINS 16
 
 static uint64_t mono_ns(void)
