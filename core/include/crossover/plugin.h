@@ -365,8 +365,8 @@ typedef struct xo_graph_runner {
  * offsets), for a device that computes in host memory. The core calls them directly,
  * with no xo_op_desc, on its fast path: a cached decision for a plain gemm, gemv or axpy
  * (every size from 1 to 2^29, axpy's n below 2^16, leading dimensions and increments
- * valid, operands current on the host). Each must compute exactly what run() computes for that op and cannot
- * fail. A table may leave entries NULL; the core then uses run(). */
+ * valid, operands current on the host). Each must compute exactly what run() computes
+ * for that op and cannot fail. A table may leave entries NULL; the core then uses run(). */
 typedef struct xo_host_blas {
     void (*sgemm)(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, float alpha,
                   const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
