@@ -200,13 +200,16 @@ static void bias_range(void *arg, size_t b, size_t e, int c)
     xo__cpu_bias_rows(j->op->dtype, j->p[0], j->op->ld[0], j->p[1], b, e, j->op->n);
 }
 
-/* x (strided by inc) = s x, or = s everywhere (fill). */
-static xo_status vector_op(xo__cpu_pool *pool, job *j, xo__cpu_range_fn fn, void *v, size_t inc, double s)
+/* Operand a of op (strided by inc) = s x, or = s everywhere (fill): fn scale_range or
+ * fill_range over op's n elements. */
+static xo_status vector_op(xo__cpu_pool *pool, const xo_op_desc *op, xo__cpu_range_fn fn, int a, size_t inc, double s)
 {
-    j->v = v;
-    j->inc = inc;
-    j->s = s;
-    xo__cpu_parallel_for(pool, j->op->n, XO_CPU_GRAIN, fn, j);
+    job j;
+    job_init(&j, op);
+    j.v = j.p[a];
+    j.inc = inc;
+    j.s = s;
+    xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, fn, &j);
     return XO_OK;
 }
 
@@ -247,31 +250,28 @@ xo_status xo__cpu_binary_scalar(const xo_plugin_host *host, xo__cpu_pool *pool, 
 xo_status xo__cpu_fill(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    return vector_op(pool, &j, fill_range, j.p[0], op->inc[0], op->alpha);
+    return vector_op(pool, op, fill_range, 0, op->inc[0], op->alpha);
 }
 
 /* x *= s[0]: s, then x with inc[0]. */
 xo_status xo__cpu_scale_by(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
-    job j;
-    job_init(&j, op);
-    return vector_op(pool, &j, scale_range, j.p[1], op->inc[0],
-                     F32(&j) ? (double)*(const float *)j.p[0] : *(const double *)j.p[0]);
+    const void *f = xo__cpu_ptr(op, 0);
+    return vector_op(pool, op, scale_range, 1, op->inc[0],
+                     op->dtype == XO_F32 ? (double)*(const float *)f : *(const double *)f);
 }
 
 /* y = alpha x + beta y: beta == 0 never reads y, alpha == 0 never reads x. */
 xo_status xo__cpu_axpby(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
     (void)host;
+    if (op->beta == 0.0 && op->alpha == 0.0)
+        return vector_op(pool, op, fill_range, 1, op->inc[1], 0.0);
+    if (op->alpha == 0.0)
+        return vector_op(pool, op, scale_range, 1, op->inc[1], op->beta);
     job j;
     job_init(&j, op);
-    if (op->beta == 0.0 && op->alpha == 0.0)
-        return vector_op(pool, &j, fill_range, j.p[1], op->inc[1], 0.0);
-    if (op->alpha == 0.0)
-        return vector_op(pool, &j, scale_range, j.p[1], op->inc[1], op->beta);
     xo__cpu_parallel_for(pool, op->n, XO_CPU_GRAIN, axpby_range, &j);
     return XO_OK;
 }
@@ -313,9 +313,7 @@ xo_status xo__cpu_scal(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_
         xo__cpu_scale_output(op);
         return XO_OK;
     }
-    job j;
-    job_init(&j, op);
-    return vector_op(pool, &j, scale_range, j.p[0], op->inc[0], op->alpha);
+    return vector_op(pool, op, scale_range, 0, op->inc[0], op->alpha);
 }
 
 /* BLAS's copy, y = x; our loop, as axpy. */
