@@ -363,6 +363,29 @@ static size_t gen_gemm_row_dense(xoc_shape *out)
     return c;
 }
 
+/* One row of C from 8 to 129 wide, any k (cpu_small.c's row kernel: up to 8 vectors of C's
+ * row as accumulators, 128 floats or 64 doubles; the widths past it take the other loops):
+ * widths on each side of a vector's edge, k from 1 to 100, A either way, B's rows apart or
+ * dense, both layouts (column-major: one column of C, B^T A^T), alpha 1 or 0.75, beta = 0
+ * over NaN in C or 0.5. */
+static size_t gen_gemm_row_wide(xoc_shape *out)
+{
+    static const size_t ns[] = {8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 113, 127, 128, 129};
+    static const size_t ks[] = {1, 2, 3, 5, 16, 33, 100};
+    size_t c = 0;
+    for (size_t i = 0; i < XOC_N(ns); i++)
+        for (size_t q = 0; q < 3; q++) {
+            const size_t t = i * 3 + q, k = ks[(i + q * 3) % XOC_N(ks)];
+            const int l = t % 4 == 3, nan_c = t % 2 == 0;
+            xoc_shape s = gemm_shape(l, t % 3 == 1, 0, l ? ns[i] : 1, l ? 1 : ns[i], k, t % 5 == 2 ? 0.75 : 1,
+                                     nan_c ? 0 : 0.5, nan_c);
+            if (t % 2)
+                s.pad[0] = s.pad[1] = s.pad[2] = 0;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -1063,8 +1086,9 @@ static size_t gen_gemm_bias_act_narrow(xoc_shape *out)
 }
 
 /* One row of C (the batch-1 evaluation's 1x100x3 and 1x3x100 with their bias and tanh): over a
- * dense B, cpu_small.c's packed rows at every width to 8 (k 3 and 100); wider rows with k <= 4,
- * its short-k blocks of 1 to 4 vectors, the last full or partial, with B's rows apart; each
+ * dense B, cpu_small.c's packed rows at every width to 8 (k 3 and 100); wider rows with k 1 to 4
+ * and 17, its row kernel of 1 to 8 vectors (129: the short-k blocks), the last full or partial,
+ * with B's rows apart; each
  * with an activation (the ones computed inline and one that is not), with and without the bias,
  * alpha 1 and 0.5, beta 0 over NaN in C and 0.5, and in column-major as one column of C. */
 static size_t gen_gemm_bias_act_row(xoc_shape *out)
@@ -1079,8 +1103,8 @@ static size_t gen_gemm_bias_act_row(xoc_shape *out)
             xoc_push(out, &c, s);
         }
     for (size_t w = 0; w < XOC_N(wide); w++)
-        for (size_t k = 1; k <= 4; k++) {
-            const size_t i = w * 4 + k, col = i % 5 == 4; /* column-major: C is wide x 1 */
+        for (size_t q = 0; q < 5; q++) {
+            const size_t k = q < 4 ? q + 1 : 17, i = w * 5 + q + 1, col = i % 5 == 4; /* column-major: C is wide x 1 */
             xoc_shape s = gba_shape((int)col, (int)(i % 3 == 2), 0, col ? wide[w] : 1, col ? 1 : wide[w], k,
                                     i % 4 == 0 ? 0.5 : 0, i % 7 != 6, acts[i % 4]);
             s.alpha = i % 6 == 5 ? 0.5 : 1;
@@ -1098,6 +1122,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_narrow, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_row_wide, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},

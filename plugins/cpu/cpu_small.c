@@ -273,12 +273,25 @@
 #define TRANSP_d_avx2 0
 #define TRANSP_f_avx512 1
 #define TRANSP_d_avx512 1
+/* One row of C up to ROWV vectors wide as row_'s accumulators: 8 AVX-512 registers, 4
+ * vectors in 8 of AVX2's 16 registers, 2 in 8 of SSE's 16. */
+#define ROWV_f 2
+#define ROWV_d 2
+#define ROWV_f_avx2 4
+#define ROWV_d_avx2 4
+#define ROWV_f_avx512 8
+#define ROWV_d_avx512 8
 
 /* The epilogue a loop applies to C's vectors (EPI, a constant where inlined): */
 #define EPI_ANY 0  /* alpha, beta, bias by row or column, activation (put_) */
 #define EPI_NONE 1 /* alpha 1, beta 0, no bias, no activation: stored as they are */
 #define EPI_BIAS 2 /* alpha 1, beta 0, bias by column or none, an INLINE_ACT: a network's layer */
 #define INLINE_ACT(act) ((act) == XO_IDENTITY || (act) == XO_TANH || (act) == XO_RELU)
+/* rowv_'s case for NV = nv vectors (up to the instantiation's ROWV; the operands in scope) */
+#define ROW_CASE(SUF, nv)                                                                               \
+    case nv:                                                                                            \
+        rowe_##SUF(EPI, nv < ROWV_##SUF ? nv : ROWV_##SUF, nl, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); \
+        break;
 /* small_'s case for bstat_##SUF with K = kk, EPI = e (the operands in scope) */
 #define BSTAT_CASE(SUF, kk, e)                                                                          \
     case kk * 3 + e:                                                                                    \
@@ -687,6 +700,68 @@
         BSTAT_CASE(SUF, 3, 2) BSTAT_CASE(SUF, 4, 0) BSTAT_CASE(SUF, 4, 1) BSTAT_CASE(SUF, 4, 2)          \
         }                                                                                               \
     }                                                                                                   \
+    /* One row of C (m = 1), n <= ROWV vectors, B upright, any k: every vector of C's row an      \
+     * accumulator from the start and k outer, a(0, p) broadcast times B's row p; up to 4 vectors, \
+     * even and odd p in two sets of accumulators, so that a narrow row is not one chain of       \
+     * dependent multiply-adds. Kernel alone (xo_small_gemm, 2-core AMD EPYC, AVX-512), against    \
+     * the loops before (short-k blocks, then 4-row tiles) and libxsmm 1.17: 1x100x100 282-288 ->  \
+     * 170-172 ns (libxsmm 176-179), 1x128x128 543-552 -> 366-370 (461-464), 1x100x16 45-47 -> 35 \
+     * (39), 1x100x3 level (12-13; libxsmm 7.5), 1x16x256 216 -> 113 (211). a(0, p) = a[p sp];    \
+     * bias by row: bias[0] in every lane. */                                                       \
+    /* s[v] += x times vector v of B's row at bp, NV vectors (the last nl columns) */                \
+    XO_INLINE ATTR static inline void rowacc_##SUF(const size_t NV, size_t nl, T x, const T *bp, V_##SUF *s) \
+    {                                                                                                   \
+        UNROLL8 for (size_t v = 0; v < NV; v++) {                                                       \
+            V_##SUF bv;                                                                                 \
+            if (v + 1 < NV || nl == LANES(T))                                                           \
+                memcpy(&bv, bp + v * LANES(T), sizeof bv);                                              \
+            else                                                                                        \
+                bv = ldm_##SUF(bp + v * LANES(T), nl);                                                  \
+            s[v] += x * bv;                                                                             \
+        }                                                                                               \
+    }                                                                                                   \
+    XO_INLINE ATTR static inline void rowe_##SUF(const int EPI, const size_t NV, size_t nl, size_t k,     \
+                                                 T alpha, const T *a, size_t sp, const T *b, size_t ldb, \
+                                                 T beta, T *c, const T *bias, int by_row, int act)      \
+    {                                                                                                   \
+        V_##SUF s[8] = {{0}}, u[4] = {{0}}; /* u: odd p, where NV <= 4 */                               \
+        size_t p = 0;                                                                                   \
+        if (NV <= 4)                                                                                    \
+            for (; p + 2 <= k; p += 2) {                                                                \
+                rowacc_##SUF(NV, nl, a[p * sp], b + p * ldb, s);                                        \
+                rowacc_##SUF(NV, nl, a[(p + 1) * sp], b + (p + 1) * ldb, u);                            \
+            }                                                                                           \
+        for (; p < k; p++)                                                                              \
+            rowacc_##SUF(NV, nl, a[p * sp], b + p * ldb, s);                                            \
+        if (NV <= 4)                                                                                    \
+            UNROLL4 for (size_t v = 0; v < NV; v++)                                                     \
+                s[v] += u[v];                                                                           \
+        UNROLL8 for (size_t v = 0; v < NV; v++)                                                         \
+            out_##SUF(EPI, c + v * LANES(T), s[v], v + 1 < NV ? LANES(T) : nl, alpha, beta, bias, by_row, 0, \
+                      v * LANES(T), act);                                                               \
+    }                                                                                                   \
+    XO_INLINE ATTR static inline void rowv_##SUF(const int EPI, size_t n, size_t k, T alpha, const T *a,  \
+                                                 size_t sp, const T *b, size_t ldb, T beta, T *c,      \
+                                                 const T *bias, int by_row, int act)                   \
+    {                                                                                                   \
+        const size_t nl = (n - 1) % LANES(T) + 1; /* the last vector's columns */                       \
+        switch ((n + LANES(T) - 1) / LANES(T)) { /* the number of vectors a constant in each */        \
+        ROW_CASE(SUF, 1) ROW_CASE(SUF, 2) ROW_CASE(SUF, 3) ROW_CASE(SUF, 4)                              \
+        ROW_CASE(SUF, 5) ROW_CASE(SUF, 6) ROW_CASE(SUF, 7)                                              \
+        default: rowe_##SUF(EPI, ROWV_##SUF, nl, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);  \
+        }                                                                                               \
+    }                                                                                                   \
+    __attribute__((noinline)) ATTR static void row_##SUF(size_t n, size_t k, T alpha, const T *a, size_t sp, \
+                                                         const T *b, size_t ldb, T beta, T *c, const T *bias, \
+                                                         int by_row, int act)                           \
+    {                                                                                                   \
+        if (alpha != 1 || beta != 0 || (bias && by_row) || !INLINE_ACT(act))                          \
+            rowv_##SUF(EPI_ANY, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);                \
+        else if (bias || act != XO_IDENTITY)                                                            \
+            rowv_##SUF(EPI_BIAS, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);               \
+        else                                                                                            \
+            rowv_##SUF(EPI_NONE, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);               \
+    }                                                                                                   \
     /* Transposed blocks: rows [0, ni) of C (ni <= LANES) x its NJ = n <= 4 columns (a constant  \
      * where inlined), k <= LANES; a(r, p) = a[r lda + p], b(p, j) = b[p bsp + j bsj]. */             \
     XO_INLINE ATTR static inline void dotst_##SUF(const size_t NJ, size_t ni, size_t k, T alpha,        \
@@ -941,9 +1016,15 @@ typedef struct kernels {
                      float *, size_t, const float *, int, int);
     void (*transp_d)(size_t, size_t, size_t, double, const double *, size_t, const double *, size_t, int, double,
                      double *, size_t, const double *, int, int);
+    void (*row_f)(size_t, size_t, float, const float *, size_t, const float *, size_t, float, float *, const float *,
+                  int, int);
+    void (*row_d)(size_t, size_t, double, const double *, size_t, const double *, size_t, double, double *,
+                  const double *, int, int);
+    size_t rowv; /* row_'s widest row, in vectors */
 } kernels;
 #define TABLE(F, D)                                                                                      \
-    {small_##F, small_##D, shortk_##F, shortk_##D, TRANSP_##F ? transp_##F : NULL, TRANSP_##D ? transp_##D : NULL}
+    {small_##F, small_##D, shortk_##F, shortk_##D, TRANSP_##F ? transp_##F : NULL, TRANSP_##D ? transp_##D : NULL, \
+     row_##F, row_##D, ROWV_##F}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
@@ -982,6 +1063,15 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa,
         tb = s;
         by_row = 1;
     }
+    const size_t lanes = dt == XO_F32 ? 16 : 8;
+    if (m == 1 && n >= XO_SMALL_ROWS_N && n <= kernels_()->rowv * lanes && !tb) {
+        const size_t sp = ta ? lda : 1;
+        if (dt == XO_F32)
+            kernels_()->row_f(n, k, (float)alpha, a, sp, b, ldb, (float)beta, c, bias, by_row, act);
+        else
+            kernels_()->row_d(n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);
+        return 1;
+    }
     if (n >= XO_SMALL_ROWS_N && k <= 4 && !tb) { /* small_'s first case, without its dispatch */
         const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */
         if (dt == XO_F32)
@@ -993,7 +1083,6 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa,
     /* Narrow C (n <= 4) from rows of A, k <= one vector, at least a block of rows: transposed
      * blocks, which need no scratch (kernel alone, 100x3x16: 150-155 ns against 244-251 as dots and
      * 209-213 for libxsmm 1.17; xo_small_gemm, 2-core AMD EPYC, AVX-512). */
-    const size_t lanes = dt == XO_F32 ? 16 : 8;
     if (!ta && n <= 4 && k <= lanes && m >= lanes && kernels_()->transp_f) {
         if (dt == XO_F32)
             kernels_()->transp_f(m, n, k, (float)alpha, a, lda, b, ldb, tb, (float)beta, c, ldc, bias, by_row, act);
