@@ -524,28 +524,32 @@ typedef struct epi_case {
     const char *step1; /* what describe shows as step 1 */
     int layout, bias, act, in_place;
     float beta;
+    int m; /* C's rows: EM where 0 */
 } epi_case;
 
 static const epi_case epis[] = {
-    {"gemm, bias, tanh", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 1, 0.0f},
-    {"gemm, relu", "step 1: sgemm+sunary 33x40x17 on", XO_ROW_MAJOR, 0, XO_RELU, 1, 0.0f},
-    {"gemm, bias", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, -1, 1, 0.0f},
-    {"gemm beta 0.5, bias, sigmoid", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_SIGMOID, 1, 0.5f},
-    {"activation written elsewhere", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 0, 0.0f},
-    {"column-major C", "step 1: sgemm 33x40x17 on", XO_COL_MAJOR, 1, XO_TANH, 1, 0.0f},
-    {"a gradient is no activation", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH_GRAD, 1, 0.0f},
+    {"gemm, bias, tanh", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 1, 0.0f, 0},
+    {"gemm, relu", "step 1: sgemm+sunary 33x40x17 on", XO_ROW_MAJOR, 0, XO_RELU, 1, 0.0f, 0},
+    {"gemm, bias", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, -1, 1, 0.0f, 0},
+    {"gemm beta 0.5, bias, sigmoid", "step 1: sgemm+sbias+sunary 33x40x17 on", XO_ROW_MAJOR, 1, XO_SIGMOID, 1, 0.5f, 0},
+    {"activation written elsewhere", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 0, 0.0f, 0},
+    {"column-major C", "step 1: sgemm 33x40x17 on", XO_COL_MAJOR, 1, XO_TANH, 1, 0.0f, 0},
+    {"a gradient is no activation", "step 1: sgemm+sbias 33x40x17 on", XO_ROW_MAJOR, 1, XO_TANH_GRAD, 1, 0.0f, 0},
+    {"one row, bias, tanh (batch 1)", "step 1: sgemm+sbias+sunary 1x40x17 on", XO_ROW_MAJOR, 1, XO_TANH, 1, 0.0f, 1},
+    {"one row, beta 0.5, relu", "step 1: sgemm+sunary 1x40x17 on", XO_ROW_MAJOR, 0, XO_RELU, 1, 0.5f, 1},
 };
 
 /* b: A (EM x EK), B (EK x EN), C (EM x EN), bias (EN), D (EM x EN). */
 static xo_status epi_program(xo_context *ctx, const epi_case *ec, xo_buffer *const *b)
 {
     int row = ec->layout == XO_ROW_MAJOR;
-    RET(xo_sgemm(ctx, (xo_layout)ec->layout, XO_NO_TRANS, XO_NO_TRANS, EM, EN, EK, 1.0f, b[0], 0, row ? EK : EM, b[1], 0,
-                 row ? EN : EK, ec->beta, b[2], 0, row ? EN : EM));
+    const size_t m = ec->m ? (size_t)ec->m : EM;
+    RET(xo_sgemm(ctx, (xo_layout)ec->layout, XO_NO_TRANS, XO_NO_TRANS, m, EN, EK, 1.0f, b[0], 0, row ? EK : m, b[1], 0,
+                 row ? EN : EK, ec->beta, b[2], 0, row ? EN : m));
     if (ec->bias)
-        RET(xo_sbias(ctx, EM, EN, b[2], 0, EN, b[3], 0));
+        RET(xo_sbias(ctx, m, EN, b[2], 0, EN, b[3], 0));
     if (ec->act >= 0)
-        RET(xo_sunary(ctx, (xo_unary_op)ec->act, EM * EN, b[2], 0, b[ec->in_place ? 2 : 4], 0));
+        RET(xo_sunary(ctx, (xo_unary_op)ec->act, m * EN, b[2], 0, b[ec->in_place ? 2 : 4], 0));
     return XO_OK;
 }
 
