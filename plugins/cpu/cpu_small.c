@@ -7,6 +7,9 @@
  * of these loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
  * instruction set's instantiation keeps them in its registers; a last partial vector is
  * read and written with masks (AVX-512; a loop elsewhere):
+ *   - one row of C (m = 1: a batch-1 layer, or a gemv y = A^T x as the row x^T A), up to
+ *     8 vectors wide (4 with AVX2, 2 at baseline), B upright, any k: in row_, every vector
+ *     of the row an accumulator and k outer;
  *   - wide C (n >= XO_SMALL_ROWS_N), B upright (copied so when transposed): with k <= 4,
  *     up to 4 vectors of B's rows held in registers and C's rows one after the other
  *     (libxsmm's order), in shortk_ (its own function, called from the entry point:
