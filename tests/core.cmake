@@ -19,6 +19,9 @@ target_compile_definitions(test_conformance PRIVATE _GNU_SOURCE)
 target_link_libraries(test_conformance PRIVATE xo_testutil crossover ${XO_CMOCKA} m)
 xo_target_warnings(test_conformance)
 xo_add_test(conformance_cpu EXE test_conformance ARGS cpu ENV XO_CALIBRATE=off)
+# The CPU plugin's AVX2 and baseline kernels, which an AVX-512 machine would not run.
+xo_add_test(conformance_cpu_avx2 EXE test_conformance ARGS cpu avx2 ENV XO_CALIBRATE=off)
+xo_add_test(conformance_cpu_baseline EXE test_conformance ARGS cpu baseline ENV XO_CALIBRATE=off)
 xo_add_test(conformance_opencl EXE test_conformance ARGS opencl LABELS opencl ENV XO_CALIBRATE=off)
 xo_add_test(conformance_auto EXE test_conformance ARGS auto ENV XO_CALIBRATE=off)
 

@@ -1315,8 +1315,14 @@ static int run_on(int dev)
     return run_suite(label);
 }
 
+extern int xo__cpu_isa_limit; /* plugins/cpu/cpu_blas.c: the CPU's kernels for at most this set */
+
+/* usage: test_conformance [device|auto [avx2|baseline]]: the second argument runs the CPU
+ * plugin's kernels for that instruction set (white-box), where the CPU has a wider one. */
 int main(int argc, char **argv)
 {
+    if (argc > 2)
+        xo__cpu_isa_limit = strcmp(argv[2], "avx2") == 0 ? 1 : strcmp(argv[2], "baseline") == 0 ? 0 : 2;
     if (xo_context_create(&g_ctx) != XO_OK) {
         fprintf(stderr, "xo_context_create: %s\n", xo_last_error());
         return 1;

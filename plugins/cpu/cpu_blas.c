@@ -116,7 +116,10 @@ xo_status xo__cpu_ger(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_o
     return XO_OK;
 }
 
-/* The instruction set the family files' kernels are chosen for, read once. */
+/* The instruction set the family files' kernels are chosen for, read once: the CPU's,
+ * at most xo__cpu_isa_limit (set before the first op, the conformance suite runs the
+ * AVX2 and baseline kernels on an AVX-512 machine). */
+int xo__cpu_isa_limit = 2;
 static int g_isa = -1;
 static pthread_once_t g_isa_once = PTHREAD_ONCE_INIT;
 static void read_isa(void)
@@ -129,6 +132,8 @@ static void read_isa(void)
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         g_isa = 1;
 #endif
+    if (g_isa > xo__cpu_isa_limit)
+        g_isa = xo__cpu_isa_limit < 0 ? 0 : xo__cpu_isa_limit;
 }
 int xo__cpu_isa(void)
 {

@@ -96,6 +96,7 @@ void xo__cpu_store(const xo_op_desc *op, int i, double v);   /* operand i's firs
 int xo__cpu_fits_int(const xo_op_desc *op);                  /* every dimension fits BLAS's int */
 void xo__cpu_scale_output(const xo_op_desc *op);             /* C = beta C etc. without reading A, B, x */
 int xo__cpu_isa(void);                                       /* 0 baseline, 1 AVX2+FMA, 2 AVX-512 */
+extern int xo__cpu_isa_limit; /* white-box: the kernels of at most this set (tests of the others) */
 xo_status xo__cpu_too_big(const xo_plugin_host *host);       /* the error when !xo__cpu_fits_int */
 /* The selected loops (cpu_elementwise.c, cpu_reduce.c): y = op(x) (y may be x); rows
  * [r0, r1) of a += bias; c = a op b (c may be a or b); c = a op s (c may be a); XO_SUM or
