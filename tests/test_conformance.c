@@ -1088,9 +1088,9 @@ static size_t gen_gemm_bias_act_narrow(xoc_shape *out)
 /* One row of C (the batch-1 evaluation's 1x100x3 and 1x3x100 with their bias and tanh): over a
  * dense B, cpu_small.c's packed rows at every width to 8 (k 3 and 100); wider rows with k 1 to 4
  * and 17, its row kernel of 1 to 8 vectors (129: the short-k blocks), the last full or partial,
- * with B's rows apart; each
- * with an activation (the ones computed inline and one that is not), with and without the bias,
- * alpha 1 and 0.5, beta 0 over NaN in C and 0.5, and in column-major as one column of C. */
+ * with B's rows apart; each with an activation (the ones computed inline and one that is not),
+ * with and without the bias, alpha 1 and 0.5, beta 0 over NaN in C and 0.5, and in column-major
+ * as one column of C. */
 static size_t gen_gemm_bias_act_row(xoc_shape *out)
 {
     static const int acts[] = {XO_IDENTITY, XO_TANH, XO_RELU, XO_SIGMOID};
