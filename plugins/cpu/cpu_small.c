@@ -290,6 +290,13 @@
 #define EPI_NONE 1 /* alpha 1, beta 0, no bias, no activation: stored as they are */
 #define EPI_BIAS 2 /* alpha 1, beta 0, bias by column or none, an INLINE_ACT: a network's layer */
 #define INLINE_ACT(act) ((act) == XO_IDENTITY || (act) == XO_TANH || (act) == XO_RELU)
+/* The epilogue a product's operands ask for. */
+static inline int epi_of(double alpha, double beta, const void *bias, int by_row, int act)
+{
+    if (alpha != 1 || beta != 0 || (bias && by_row) || !INLINE_ACT(act))
+        return EPI_ANY;
+    return bias || act != XO_IDENTITY ? EPI_BIAS : EPI_NONE;
+}
 /* rowv_'s case for NV = nv vectors (up to the instantiation's ROWV; the operands in scope) */
 #define ROW_CASE(SUF, nv)                                                                               \
     case nv:                                                                                            \
@@ -694,9 +701,7 @@
                                                             size_t ldu, T beta, T *c, size_t ldc,         \
                                                             const T *bias, int by_row, int act)           \
     {                                                                                                   \
-        const int epi = alpha != 1 || beta != 0 || (bias && by_row) || !INLINE_ACT(act) ? EPI_ANY       \
-                        : bias || act != XO_IDENTITY                                     ? EPI_BIAS      \
-                                                                                         : EPI_NONE;     \
+        const int epi = epi_of(alpha, beta, bias, by_row, act);                                         \
         switch (k * 3 + (size_t)epi) { /* k and the epilogue constants in each case */                  \
         BSTAT_CASE(SUF, 1, 0) BSTAT_CASE(SUF, 1, 1) BSTAT_CASE(SUF, 1, 2) BSTAT_CASE(SUF, 2, 0)          \
         BSTAT_CASE(SUF, 2, 1) BSTAT_CASE(SUF, 2, 2) BSTAT_CASE(SUF, 3, 0) BSTAT_CASE(SUF, 3, 1)          \
@@ -758,12 +763,11 @@
                                                          const T *b, size_t ldb, T beta, T *c, const T *bias, \
                                                          int by_row, int act)                           \
     {                                                                                                   \
-        if (alpha != 1 || beta != 0 || (bias && by_row) || !INLINE_ACT(act))                          \
-            rowv_##SUF(EPI_ANY, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);                \
-        else if (bias || act != XO_IDENTITY)                                                            \
-            rowv_##SUF(EPI_BIAS, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);               \
-        else                                                                                            \
-            rowv_##SUF(EPI_NONE, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);               \
+        switch (epi_of(alpha, beta, bias, by_row, act)) { /* the epilogue a constant in each case */ \
+        case EPI_ANY: rowv_##SUF(EPI_ANY, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); break; \
+        case EPI_BIAS: rowv_##SUF(EPI_BIAS, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); break; \
+        default: rowv_##SUF(EPI_NONE, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);          \
+        }                                                                                               \
     }                                                                                                   \
     /* Transposed blocks: rows [0, ni) of C (ni <= LANES) x its NJ = n <= 4 columns (a constant  \
      * where inlined), k <= LANES; a(r, p) = a[r lda + p], b(p, j) = b[p bsp + j bsj]. */             \
