@@ -713,7 +713,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
      * even and odd p in two sets of accumulators, so that a narrow row is not one chain of       \
      * dependent multiply-adds. Kernel alone (xo_small_gemm, 2-core AMD EPYC, AVX-512), against    \
      * the loops before (short-k blocks, then 4-row tiles) and libxsmm 1.17: 1x100x100 282-288 ->  \
-     * 170-172 ns (libxsmm 176-179), 1x128x128 543-552 -> 366-370 (461-464), 1x100x16 45-47 -> 35 \
+     * 170-172 ns (libxsmm 176-179), 1x128x128 543-552 -> 366-370 (461-493), 1x100x16 45-47 -> 35 \
      * (39), 1x100x3 level (12-13; libxsmm 7.5), 1x16x256 216 -> 113 (211). a(0, p) = a[p sp];    \
      * bias by row: bias[0] in every lane. */                                                       \
     /* s[v] += x times vector v of B's row at bp, NV vectors (the last nl columns) */                \
