@@ -386,6 +386,30 @@ static size_t gen_gemm_row_wide(xoc_shape *out)
     return c;
 }
 
+/* Wide C (n from 8) with k from 5 (cpu_small.c's tiles: 8 rows x 2 vectors of C in
+ * registers with AVX-512, 4 elsewhere, then 4 rows and the last 1-3): every count of rows
+ * left after the 8-row tiles (m 1-31), C one vector wide, two, or two and a partial third,
+ * A either way, B's rows apart or dense, both layouts (column-major: C^T's rows are C's
+ * columns), alpha 1 or 0.75, beta = 0 over NaN in C or 0.5. */
+static size_t gen_gemm_tiles(xoc_shape *out)
+{
+    static const size_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 20, 23, 31};
+    static const size_t ns[] = {8, 15, 16, 17, 32, 33, 40};
+    static const size_t ks[] = {5, 8, 17, 33};
+    size_t c = 0;
+    for (size_t i = 0; i < XOC_N(ms); i++)
+        for (size_t q = 0; q < 3; q++) {
+            const size_t t = i * 3 + q, n = ns[t % XOC_N(ns)], k = ks[(i + q) % XOC_N(ks)];
+            const int l = t % 4 == 3, nan_c = t % 2 == 0;
+            xoc_shape s = gemm_shape(l, t % 3 == 1, 0, l ? n : ms[i], l ? ms[i] : n, k, t % 5 == 2 ? 0.75 : 1,
+                                     nan_c ? 0 : 0.5, nan_c);
+            if (t % 2)
+                s.pad[0] = s.pad[1] = s.pad[2] = 0;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -1113,6 +1137,32 @@ static size_t gen_gemm_bias_act_row(xoc_shape *out)
     return c;
 }
 
+/* Tiles with the epilogue (cpu_small.c: one line of C wider than the row kernel, 129 to 257,
+ * k from 5, gets a layer's bias by column and tanh or relu inline with alpha 1 and beta 0,
+ * else the general epilogue, on each vector in registers; column-major, C one column, the
+ * bias by C^T's row); then several lines, m 2-31 past every count of 8-row tiles, which get
+ * the plain tiles and the epilogue's loops after. Alpha 1 or 0.5, beta 0 over NaN or 0.5,
+ * with and without the bias. */
+static size_t gen_gemm_bias_act_tiles(xoc_shape *out)
+{
+    static const int acts[] = {XO_TANH, XO_RELU, XO_IDENTITY, XO_SIGMOID};
+    static const size_t wide[] = {129, 130, 143, 144, 161, 200, 257};
+    static const size_t ms[] = {2, 4, 7, 8, 12, 15, 20, 31};
+    static const size_t ks[] = {5, 9, 17, 33};
+    size_t c = 0;
+    for (size_t i = 0; i < XOC_N(wide) + XOC_N(ms); i++)
+        for (size_t q = 0; q < 3; q++) {
+            const size_t t = i * 3 + q, k = ks[(i + q) % XOC_N(ks)];
+            const int col = t % 5 == 4, line = i < XOC_N(wide);
+            const size_t m = line ? 1 : ms[i - XOC_N(wide)], n = line ? wide[i] : 8 + t % 33;
+            xoc_shape s = gba_shape(col, t % 3 == 1, 0, col ? n : m, col ? m : n, k, t % 4 == 3 ? 0.5 : 0,
+                                    t % 7 != 6, acts[t % 4]);
+            s.alpha = t % 6 == 5 ? 0.5 : 1;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const xoc_row ROWS[] = {
@@ -1123,6 +1173,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_row, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_wide, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_tiles, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
@@ -1150,6 +1201,7 @@ static const xoc_row ROWS[] = {
     {"gemm_bias_act", gen_gemm_bias_act_small, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_narrow, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_row, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_tiles, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 

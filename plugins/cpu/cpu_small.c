@@ -14,8 +14,9 @@
  *     up to 4 vectors of B's rows held in registers and C's rows one after the other
  *     (libxsmm's order), in shortk_ (its own function, called from the entry point:
  *     inlined into small_ it slowed 16x3x100 by a quarter), whose blocks have constant
- *     vector counts and a layer's epilogue inline (EPI_BIAS); longer k, 4 rows x 2 vectors of C accumulate a(i,p) * row p of
- *     B over all of k;
+ *     vector counts and a layer's epilogue inline (EPI_BIAS); longer k, tiles of 8 rows x 2
+ *     vectors of C (AVX-512; 4 rows elsewhere) accumulate a(i, p) * row p of B over all of
+ *     k, in tiled_ (its own function, called from the entry point);
  *   - narrow rows (one row of C, n < 8 floats or <= 4 doubles, B upright): the row is the
  *     sum of B's rows scaled by a(0, p), one 32-byte vector per row of B;
  *   - columns (narrow C, A transposed): one vector down 16 rows (8 in double) of each
@@ -284,6 +285,14 @@
 #define ROWV_d_avx2 4
 #define ROWV_f_avx512 8
 #define ROWV_d_avx512 8
+/* C's rows per tile (tiles_: TMR x 2 vectors of accumulators): 8 in AVX-512's 32 registers,
+ * 4 elsewhere (4 x 2 vectors fill AVX2's 16 registers). */
+#define TMR_f 4
+#define TMR_d 4
+#define TMR_f_avx2 4
+#define TMR_d_avx2 4
+#define TMR_f_avx512 8
+#define TMR_d_avx512 8
 
 /* The epilogue a loop applies to C's vectors (EPI, a constant where inlined): */
 #define EPI_ANY 0  /* alpha, beta, bias by row or column, activation (put_) */
@@ -479,10 +488,10 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             for (size_t j = 0; j < n; j++)                                                              \
                 c[l * ldc + j] = t[j][l];                                                               \
     }                                                                                                   \
-    /* Tiles: rows [i0, i0 + MR) of C (MR <= 4 a constant where inlined; a(r, p) = a[r sr + p sp],    \
+    /* Tiles: rows [i0, i0 + MR) of C (MR <= 8 a constant where inlined; a(r, p) = a[r sr + p sp],    \
      * row r of C at c + r ldc) x all of its columns, two vectors of columns at a time (the second   \
      * maybe partial), then one: MR x 2 LANES in registers over all of k, each a(r, p) broadcast    \
-     * once for both. PLAIN (a constant): alpha 1, beta 0, no bias, no activation. out_: the    \
+     * once for both, with the epilogue EPI (a constant: EPI_ANY, _NONE or _BIAS). out_: the     \
      * vector v of row i at ci, columns [j0, j0 + nj), with the epilogue EPI (EPI_BIAS: 1x100x3 with \
      * its bias, kernel alone, 41 ns through put_, 27 ns so). */                                     \
     XO_INLINE ATTR static inline void out_##SUF(const int EPI, T *ci, V_##SUF v, size_t nj, T alpha,    \
@@ -508,7 +517,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         else                                                                                            \
             stm_##SUF(ci, v, nj);                                                                       \
     }                                                                                                   \
-    XO_INLINE ATTR static inline void tiles_##SUF(const int MR, const int PLAIN, size_t n, size_t k, T alpha, \
+    XO_INLINE ATTR static inline void tiles_##SUF(const int MR, const int EPI, size_t n, size_t k, T alpha, \
                                                   const T *a, size_t sr, size_t sp, const T *b, size_t ldb, \
                                                   T beta, T *c, size_t ldc, const T *bias, int by_row,  \
                                                   size_t i0, int act)                                   \
@@ -517,7 +526,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         for (; j0 + LANES(T) < n; j0 += 2 * LANES(T)) {                                                 \
             const size_t nj = n - j0 - LANES(T) < LANES(T) ? n - j0 - LANES(T) : LANES(T);              \
             const T *bt = b + j0;                                                                       \
-            V_##SUF s[4] = {{0}}, u[4] = {{0}}, r0, r1;                                                 \
+            V_##SUF s[8] = {{0}}, u[8] = {{0}}, r0, r1;                                                 \
             UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
                 memcpy(&r0, bt + p * ldb, sizeof r0);                                                   \
                 if (nj == LANES(T))                                                                     \
@@ -532,15 +541,15 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             }                                                                                           \
             for (int r = 0; r < MR; r++) {                                                              \
                 T *ci = c + r * ldc + j0;                                                               \
-                out_##SUF(PLAIN ? EPI_NONE : EPI_ANY, ci, s[r], LANES(T), alpha, beta, bias, by_row, i0 + (size_t)r, j0, act); \
-                out_##SUF(PLAIN ? EPI_NONE : EPI_ANY, ci + LANES(T), u[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r,    \
+                out_##SUF(EPI, ci, s[r], LANES(T), alpha, beta, bias, by_row, i0 + (size_t)r, j0, act); \
+                out_##SUF(EPI, ci + LANES(T), u[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r,    \
                           j0 + LANES(T), act);                                                          \
             }                                                                                           \
         }                                                                                               \
         if (j0 < n) {                                                                                   \
             const size_t nj = n - j0;                                                                   \
             const T *bt = b + j0;                                                                       \
-            V_##SUF s[4] = {{0}}, row;                                                                  \
+            V_##SUF s[8] = {{0}}, row;                                                                  \
             UNROLL4 for (size_t p = 0; p < k; p++) {                                                            \
                 if (nj == LANES(T))                                                                     \
                     memcpy(&row, bt + p * ldb, sizeof row);                                             \
@@ -550,7 +559,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                     s[r] += a[r * sr + p * sp] * row;                                                   \
             }                                                                                           \
             for (int r = 0; r < MR; r++)                                                                \
-                out_##SUF(PLAIN ? EPI_NONE : EPI_ANY, c + r * ldc + j0, s[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r, j0, \
+                out_##SUF(EPI, c + r * ldc + j0, s[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r, j0, \
                           act);                                                                         \
         }                                                                                               \
     }                                                                                                   \
@@ -769,6 +778,51 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         default: rowv_##SUF(EPI_NONE, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);          \
         }                                                                                               \
     }                                                                                                   \
+    /* Tiles over all of C's rows: TMR at a time, then 4, then the last 1-3 (with 8-row tiles,   \
+     * kernel alone against 4: 32x32x32 286-291 -> 262-266 ns, 128x16x16 423-429 -> 353-354) */   \
+    XO_INLINE ATTR static inline void tilese_##SUF(const int EPI, size_t m, size_t n, size_t k, T alpha,  \
+                                                   const T *a, size_t sr, size_t sp, const T *b,         \
+                                                   size_t ldb, T beta, T *c, size_t ldc, const T *bias,  \
+                                                   int by_row, int act)                                  \
+    {                                                                                                   \
+        size_t i0 = 0;                                                                                  \
+        for (; i0 + TMR_##SUF <= m; i0 += TMR_##SUF)                                                    \
+            tiles_##SUF(TMR_##SUF, EPI, n, k, alpha, a + i0 * sr, sr, sp, b, ldb, beta, c + i0 * ldc, ldc, bias, \
+                        by_row, i0, act);                                                               \
+        if (TMR_##SUF > 4 && m - i0 >= 4) {                                                             \
+            tiles_##SUF(4, EPI, n, k, alpha, a + i0 * sr, sr, sp, b, ldb, beta, c + i0 * ldc, ldc, bias, by_row, \
+                        i0, act);                                                                       \
+            i0 += 4;                                                                                    \
+        }                                                                                               \
+        switch (m - i0) { /* the last rows, a constant number in each case */                           \
+        case 3:                                                                                         \
+            tiles_##SUF(3, EPI, n, k, alpha, a + i0 * sr, sr, sp, b, ldb, beta, c + i0 * ldc, ldc, bias, by_row, \
+                        i0, act);                                                                       \
+            break;                                                                                      \
+        case 2:                                                                                         \
+            tiles_##SUF(2, EPI, n, k, alpha, a + i0 * sr, sr, sp, b, ldb, beta, c + i0 * ldc, ldc, bias, by_row, \
+                        i0, act);                                                                       \
+            break;                                                                                      \
+        case 1:                                                                                         \
+            tiles_##SUF(1, EPI, n, k, alpha, a + i0 * sr, sr, sp, b, ldb, beta, c + i0 * ldc, ldc, bias, by_row, \
+                        i0, act);                                                                       \
+        }                                                                                               \
+    }                                                                                                   \
+    /* Wide C (n >= XO_SMALL_ROWS_N), B upright, k > 4: tiles, the epilogue a constant in each      \
+     * instantiation; a function apart, called by small_ (B transposed, copied) and straight from   \
+     * xo__cpu_small_gemm_bias_act, skipping small_'s prologue (kernel alone, 8x8x8 27.9 -> 25.8 ns \
+     * with 8-row tiles either way). a(i, p) = a[i sr + p sp]. */                                     \
+    __attribute__((noinline)) ATTR static void tiled_##SUF(size_t m, size_t n, size_t k, T alpha,       \
+                                                           const T *a, size_t sr, size_t sp, const T *b, \
+                                                           size_t ldb, T beta, T *c, size_t ldc,          \
+                                                           const T *bias, int by_row, int act)            \
+    {                                                                                                   \
+        switch (epi_of(alpha, beta, bias, by_row, act)) { /* the epilogue a constant in each case */ \
+        case EPI_ANY: tilese_##SUF(EPI_ANY, m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act); break; \
+        case EPI_BIAS: tilese_##SUF(EPI_BIAS, m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act); break; \
+        default: tilese_##SUF(EPI_NONE, m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act); \
+        }                                                                                               \
+    }                                                                                                   \
     /* Transposed blocks: rows [0, ni) of C (ni <= LANES) x its NJ = n <= 4 columns (a constant  \
      * where inlined), k <= LANES; a(r, p) = a[r lda + p], b(p, j) = b[p bsp + j bsj]. */             \
     XO_INLINE ATTR static inline void dotst_##SUF(const size_t NJ, size_t ni, size_t k, T alpha,        \
@@ -856,30 +910,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                 shortk_##SUF(m, n, k, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);       \
                 return;                                                                                 \
             }                                                                                           \
-            const int plain = alpha == 1 && beta == 0 && !has_bias && act == XO_IDENTITY;               \
-            size_t i0 = 0;                                                                              \
-            for (; i0 + 4 <= m; i0 += 4)                                                                \
-                if (plain)                                                                              \
-                    tiles_##SUF(4, 1, n, k, 1, a + i0 * sr, sr, sp, bu, ldu, 0, c + i0 * ldc, ldc, NULL, 0, 0, 0); \
-                else                                                                                    \
-                    tiles_##SUF(4, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, \
-                                by_row, i0, act);                                                       \
-            switch (m - i0) { /* the last rows, a constant number in each case */                       \
-            case 3:                                                                                     \
-                tiles_##SUF(3, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, by_row, \
-                            i0, act);                                                                   \
-                break;                                                                                  \
-            case 2:                                                                                     \
-                tiles_##SUF(2, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, by_row, \
-                            i0, act);                                                                   \
-                break;                                                                                  \
-            case 1: /* gemv's case among them */                                                        \
-                if (plain)                                                                              \
-                    tiles_##SUF(1, 1, n, k, 1, a + i0 * sr, sr, sp, bu, ldu, 0, c + i0 * ldc, ldc, NULL, 0, 0, 0); \
-                else                                                                                    \
-                    tiles_##SUF(1, 0, n, k, alpha, a + i0 * sr, sr, sp, bu, ldu, beta, c + i0 * ldc, ldc, bias, \
-                                by_row, i0, act);                                                       \
-            }                                                                                           \
+            tiled_##SUF(m, n, k, alpha, a, sr, sp, bu, ldu, beta, c, ldc, bias, by_row, act);          \
             return;                                                                                     \
         }                                                                                               \
         if (PACKED_##SUF && m == 1 && !tb && ldb == n && (!ta || lda == 1) && n <= NARROW(T)) {         \
@@ -1027,11 +1058,15 @@ typedef struct kernels {
                   int, int);
     void (*row_d)(size_t, size_t, double, const double *, size_t, const double *, size_t, double, double *,
                   const double *, int, int);
+    void (*tiled_f)(size_t, size_t, size_t, float, const float *, size_t, size_t, const float *, size_t, float,
+                    float *, size_t, const float *, int, int);
+    void (*tiled_d)(size_t, size_t, size_t, double, const double *, size_t, size_t, const double *, size_t,
+                    double, double *, size_t, const double *, int, int);
     size_t rowv; /* row_'s widest row, in vectors */
 } kernels;
 #define TABLE(F, D)                                                                                      \
     {small_##F, small_##D, shortk_##F, shortk_##D, TRANSP_##F ? transp_##F : NULL, TRANSP_##D ? transp_##D : NULL, \
-     row_##F, row_##D, ROWV_##F}
+     row_##F, row_##D, tiled_##F, tiled_##D, ROWV_##F}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
@@ -1085,6 +1120,14 @@ int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa,
             kernels_()->shortk_f(m, n, k, (float)alpha, a, sr, sp, b, ldb, (float)beta, c, ldc, bias, by_row, act);
         else
             kernels_()->shortk_d(m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act);
+        return 1;
+    }
+    if (n >= XO_SMALL_ROWS_N && !tb) { /* small_'s tiles, without its prologue */
+        const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1;
+        if (dt == XO_F32)
+            kernels_()->tiled_f(m, n, k, (float)alpha, a, sr, sp, b, ldb, (float)beta, c, ldc, bias, by_row, act);
+        else
+            kernels_()->tiled_d(m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act);
         return 1;
     }
     /* Narrow C (n <= 4) from rows of A, k <= one vector, at least a block of rows: transposed
