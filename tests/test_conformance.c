@@ -410,6 +410,30 @@ static size_t gen_gemm_tiles(xoc_shape *out)
     return c;
 }
 
+/* Medium products (cpu_small.c's tiles past the small kernels, with AVX-512: B upright after
+ * the layout swap and at most 512 KB of it, C's rows split over the pool in blocks of 8):
+ * m up to 2001 (split over the pool's threads), n 8-256, k 5-256, A either way, both layouts,
+ * beta = 0 over NaN in C or 0.5; and beside them B transposed and B past 512 KB (OpenBLAS). */
+static size_t gen_gemm_medium(xoc_shape *out)
+{
+    static const size_t dims[][3] = {{100, 256, 8},  {100, 256, 256}, {257, 40, 100}, {2001, 64, 64},
+                                     {33, 130, 33},  {9, 256, 255},   {1000, 8, 5},   {64, 100, 300},
+                                     {100, 520, 256}, {300, 64, 1100}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int q = 0; q < 2; q++) {
+            const int l = (int)(d + (size_t)q) % 2, nan_c = q == 0;
+            /* column-major C^T = B^T A^T: m and n trade places, so that B stays the one tested */
+            xoc_shape s = gemm_shape(l, (int)(d % 3 == 1) ^ q, d == 4 && q, l ? dims[d][1] : dims[d][0],
+                                     l ? dims[d][0] : dims[d][1], dims[d][2], d % 4 == 2 ? 0.75 : 1,
+                                     nan_c ? 0 : 0.5, nan_c);
+            if (q)
+                s.pad[0] = s.pad[1] = s.pad[2] = 0;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -1174,6 +1198,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_row_dense, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_row_wide, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_tiles, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_medium, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},

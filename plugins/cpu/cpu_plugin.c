@@ -211,6 +211,8 @@ static void host_sgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
                        const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
     if (!xo__cpu_small_gemm(XO_F32, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
+                            (size_t)ldb, beta, c, (size_t)ldc) &&
+        !xo__cpu_tiled_gemm(NULL, XO_F32, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
                             (size_t)ldb, beta, c, (size_t)ldc))
         cblas_sgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -218,6 +220,8 @@ static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
                        const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
 {
     if (!xo__cpu_small_gemm(XO_F64, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
+                            (size_t)ldb, beta, c, (size_t)ldc) &&
+        !xo__cpu_tiled_gemm(NULL, XO_F64, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
                             (size_t)ldb, beta, c, (size_t)ldc))
         cblas_dgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
