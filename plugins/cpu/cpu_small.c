@@ -35,7 +35,9 @@
  * cpu_fused.c sends only one-line products here with an epilogue, where that pays).
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
  * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
- * 1.17's JIT kernels: docs/bench.md, "Small products". */
+ * 1.17's JIT kernels: docs/bench.md, "Small products". With AVX-512, medium products whose
+ * B stays in L2 run through the same tiles, C's rows split over the pool
+ * (xo__cpu_tiled_gemm, below; docs/bench.md, "Issue 30, seventh pass"). */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
@@ -48,8 +50,8 @@
 #define XO_SMALL_ROWS_N 8
 /* Elements of scratch (copied operands), on the caller's stack: 16 KB in double. */
 #define XO_SMALL_WORK 2048
-/* Products with more multiply-adds than this go to OpenBLAS, whose blocked kernels win
- * there. */
+/* Products with more multiply-adds than this go to xo__cpu_tiled_gemm (AVX-512, B in L2)
+ * or OpenBLAS, whose blocked kernels win there. */
 #define XO_SMALL_MAX_FMA ((size_t)1 << 15)
 /* Elements of one 64-byte vector (an AVX-512 register; two AVX2 or four SSE registers):
  * the width of C's tiles and of the dot products' lanes. */
