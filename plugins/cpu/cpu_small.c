@@ -1088,28 +1088,36 @@ static size_t work_needed(size_t m, size_t n, size_t k, int ta, int tb, size_t l
     return (tb ? 0 : n * k) + (ta ? k : 0); /* dots: B's columns, A's one row */
 }
 
+/* A column-major product as the row-major one the loops take (C^T = B^T A^T: m and n, A and
+ * B, their leading dimensions and transposes trade places); 1 where it did. */
+static int to_row_major(xo_layout layout, size_t *m, size_t *n, const void **a, size_t *lda, const void **b,
+                        size_t *ldb, int *ta, int *tb)
+{
+    if (layout != XO_COL_MAJOR)
+        return 0;
+    size_t t = *m;
+    *m = *n;
+    *n = t;
+    const void *p = *a;
+    *a = *b;
+    *b = p;
+    t = *lda;
+    *lda = *ldb;
+    *ldb = t;
+    int s = *ta;
+    *ta = *tb;
+    *tb = s;
+    return 1;
+}
+
 int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
                                 size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
                                 size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act)
 {
     if (k == 0 || alpha == 0 || m * n * k > XO_SMALL_MAX_FMA || (m > 32 && n > 32 && k > 32))
         return 0; /* alpha == 0: A and B are not read (xo__cpu_scale_output) */
-    int ta = opa == XO_TRANS, tb = opb == XO_TRANS, by_row = 0;
-    if (layout == XO_COL_MAJOR) { /* C^T = B^T A^T, row-major; the bias is by C^T's rows */
-        size_t t = m;
-        m = n;
-        n = t;
-        const void *p = a;
-        a = b;
-        b = p;
-        t = lda;
-        lda = ldb;
-        ldb = t;
-        int s = ta;
-        ta = tb;
-        tb = s;
-        by_row = 1;
-    }
+    int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
+    const int by_row = to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb); /* the bias by C^T's rows */
     const size_t lanes = dt == XO_F32 ? 16 : 8;
     if (m == 1 && n >= XO_SMALL_ROWS_N && n <= kernels_()->rowv * lanes && !tb) {
         const size_t sp = ta ? lda : 1;
@@ -1199,29 +1207,17 @@ static void tiled_rows(void *arg, size_t b, size_t e, int chunk)
  * against 68, 2000x64x64 66 against 108 (two threads each side's best; a harness calling
  * both on the same operands). B past 512 KB leaves L2 between tiles: 100x1024x256 at 122
  * GFLOP/s. */
-int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
+int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
                        size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
 {
     const size_t es = dt == XO_F32 ? sizeof(float) : sizeof(double);
-    if (layout == XO_COL_MAJOR) { /* C^T = B^T A^T, row-major */
-        size_t t = m;
-        m = n;
-        n = t;
-        const void *p = a;
-        a = b;
-        b = p;
-        t = lda;
-        lda = ldb;
-        ldb = t;
-        xo_transpose s = ta;
-        ta = tb;
-        tb = s;
-    }
-    if (kernels_()->tmr < 8 || tb == XO_TRANS || k <= 4 || alpha == 0 || n < XO_SMALL_ROWS_N || m == 0 ||
+    int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
+    to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb);
+    if (kernels_()->tmr < 8 || tb || k <= 4 || alpha == 0 || n < XO_SMALL_ROWS_N || m == 0 ||
         k * n * es > XO_CPU_TILED_B_BYTES)
         return 0;
-    tiled_job j = {dt, m, n, k, ta == XO_TRANS ? 1 : lda, ta == XO_TRANS ? lda : 1, ldb, ldc, es, alpha, beta,
+    tiled_job j = {dt, m, n, k, ta ? 1 : lda, ta ? lda : 1, ldb, ldc, es, alpha, beta,
                    a, b, c};
     const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
     if (pool)
