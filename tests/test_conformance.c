@@ -434,6 +434,26 @@ static size_t gen_gemm_medium(xoc_shape *out)
     return c;
 }
 
+/* Medium products past the medium path's 512 KB for B: long k (a weight's gradient over a
+ * batch, A transposed) taken in blocks of B's rows, 2-6 blocks in float and double, the last
+ * one partial; every transpose in both layouts (some stay with OpenBLAS); beside them B
+ * transposed (copied upright) at widths and depths that are not multiples of a vector. */
+static size_t gen_gemm_kblocks(xoc_shape *out)
+{
+    static const size_t dims[][3] = {{96, 136, 1100}, {8, 256, 3000}, {50, 200, 70}, {37, 72, 129}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int l = 0; l < 2; l++)
+            for (int q = 0; q < 2; q++) {
+                const int nan_c = (d + (size_t)q) % 2 == 0;
+                const int ta = d < 2 ? 1 - l : q, tb = d < 2 ? q : 1 - l; /* d < 2: B upright after the swap */
+                xoc_shape s = gemm_shape(l, ta, tb, l ? dims[d][1] : dims[d][0], l ? dims[d][0] : dims[d][1],
+                                         dims[d][2], q ? 0.5 : 1, nan_c ? 0 : 1, nan_c);
+                xoc_push(out, &c, s);
+            }
+    return c;
+}
+
 /* ---- gemv ---------------------------------------------------------------------------- */
 
 /* v = 1: y holds NaN (beta = 0 never reads it). */
@@ -1187,6 +1207,25 @@ static size_t gen_gemm_bias_act_tiles(xoc_shape *out)
     return c;
 }
 
+/* Medium products (the tiles over the pool, with AVX-512) with the epilogue in registers: an
+ * RNN's hidden layer (beta = 1, bias by column, tanh), column-major (the bias by C^T's rows),
+ * B transposed, and a long k in blocks (the epilogue on the last block only). */
+static size_t gen_gemm_bias_act_medium(xoc_shape *out)
+{
+    static const int acts[] = {XO_TANH, XO_RELU, XO_SIGMOID, XO_GELU, XO_SILU, XO_IDENTITY};
+    static const size_t dims[][3] = {{100, 256, 256}, {64, 300, 40}, {40, 200, 3000}, {65, 136, 100}, {130, 24, 4100}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int l = 0; l < 2; l++) {
+            const size_t t = d * 2 + (size_t)l;
+            xoc_shape s = gba_shape(l, 0, d == 3, l ? dims[d][1] : dims[d][0], l ? dims[d][0] : dims[d][1], dims[d][2],
+                                    t % 3 == 1 ? 0 : 1, t % 4 != 3, acts[t % XOC_N(acts)]);
+            s.alpha = t % 5 == 4 ? 0.5 : 1;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const xoc_row ROWS[] = {
@@ -1199,6 +1238,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_row_wide, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_tiles, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_medium, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_kblocks, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
@@ -1227,6 +1267,7 @@ static const xoc_row ROWS[] = {
     {"gemm_bias_act", gen_gemm_bias_act_narrow, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_row, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_tiles, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_medium, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 

@@ -1,7 +1,8 @@
 /* CPU gemm_bias_act: small products in cpu_small.c's kernels, the epilogue applied to
- * each vector of C in registers for one line of C, right after for several; else OpenBLAS's gemm on blocks of C's rows (columns in
- * column-major), each followed at once by the epilogue (bias, activation) while the block
- * is in cache. */
+ * each vector of C in registers for one line of C, right after for several; medium ones
+ * (AVX-512) in its tiles, the epilogue in registers; else OpenBLAS's gemm on blocks of C's
+ * rows (columns in column-major), each followed at once by the epilogue (bias, activation)
+ * while the block is in cache. */
 #include "cpu_internal.h"
 
 #include <cblas.h>
@@ -98,6 +99,11 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
             epilogue(pool, j, 0, outer, inner);
         return XO_OK;
     }
+    /* Medium products (AVX-512): the tiles, the epilogue on each vector of C in registers. */
+    if (xo__cpu_tiled_gemm(pool, op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, j->p[0],
+                           op->ld[0], j->p[1], op->ld[1], op->beta, j->p[2], op->ld[2],
+                           op->narg == 4 ? j->p[3] : NULL, op->subop))
+        return XO_OK;
     if (!xo__cpu_fits_int(op))
         return xo__cpu_too_big(host);
     size_t block = XO_CPU_EPILOGUE_BYTES / (inner * es);

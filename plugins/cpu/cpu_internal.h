@@ -74,14 +74,17 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
 int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
                                 size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
                                 size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act);
-/* Medium products with AVX-512 (B upright after the layout swap, at most
- * XO_CPU_TILED_B_BYTES of it, so that it stays in L2 while every tile of C's rows reads it):
- * the tiles of cpu_small.c over blocks of C's rows, split over the pool (NULL: the caller
- * alone). 0, and nothing done, where it does not apply (OpenBLAS then). */
+/* Medium products with AVX-512: the tiles of cpu_small.c over blocks of C's rows, split over
+ * the pool (NULL: the caller alone), with gemm_bias_act's epilogue (bias, act as in
+ * xo__cpu_small_gemm_bias_act) applied in registers. B (after the layout swap) up to
+ * XO_CPU_TILED_B_BYTES stays in L2 while every tile of C's rows reads it; a larger upright B
+ * is taken in blocks of its rows when C is at most 1 MB; a transposed B (up to the same
+ * size) is copied upright first. 0, and nothing done, where it does not apply (OpenBLAS
+ * then). */
 #define XO_CPU_TILED_B_BYTES ((size_t)512 << 10)
 int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
                        size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
-                       double beta, void *c, size_t ldc);
+                       double beta, void *c, size_t ldc, const void *bias, int act);
 xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op); /* or OpenBLAS */
 /* y = alpha op(A) x + beta y through the same kernels (a gemm with one column); 0, and
  * nothing done, when it is not small. */

@@ -213,7 +213,7 @@ static void host_sgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
     if (!xo__cpu_small_gemm(XO_F32, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
                             (size_t)ldb, beta, c, (size_t)ldc) &&
         !xo__cpu_tiled_gemm(NULL, XO_F32, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
-                            (size_t)ldb, beta, c, (size_t)ldc))
+                            (size_t)ldb, beta, c, (size_t)ldc, NULL, XO_IDENTITY))
         cblas_sgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m, int n, int k, double alpha,
@@ -222,7 +222,7 @@ static void host_dgemm(xo_layout layout, xo_transpose ta, xo_transpose tb, int m
     if (!xo__cpu_small_gemm(XO_F64, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
                             (size_t)ldb, beta, c, (size_t)ldc) &&
         !xo__cpu_tiled_gemm(NULL, XO_F64, layout, ta, tb, (size_t)m, (size_t)n, (size_t)k, alpha, a, (size_t)lda, b,
-                            (size_t)ldb, beta, c, (size_t)ldc))
+                            (size_t)ldb, beta, c, (size_t)ldc, NULL, XO_IDENTITY))
         cblas_dgemm(ORDER(layout), TRANS(ta), TRANS(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 static void host_sgemv(xo_layout layout, xo_transpose ta, int m, int n, float alpha, const float *a, int lda,

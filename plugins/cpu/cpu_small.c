@@ -36,12 +36,15 @@
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
  * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
  * 1.17's JIT kernels: docs/bench.md, "Small products". With AVX-512, medium products whose
- * B stays in L2 run through the same tiles, C's rows split over the pool
- * (xo__cpu_tiled_gemm, below; docs/bench.md, "Issue 30, seventh pass"). */
+ * B stays in L2 (or whose C does, B then taken in blocks of k) run through the same tiles,
+ * C's rows split over the pool, gemm_bias_act's epilogue in registers, a transposed B
+ * copied upright first (xo__cpu_tiled_gemm, below; docs/bench.md, "Issue 30, seventh pass"
+ * and "eighth pass"). */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #endif
@@ -349,10 +352,42 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
      * layers; identity for the others), inline (EPI_BIAS), so that the vectors of a row overlap and \
      * no call makes the loops around spill their registers. Measured with the kernel alone:        \
      * 1x100x3 with bias and tanh 78 ns through act_, 50 ns so. */                                    \
+    /* xo__cpu_tanhf (cpu_internal.h) on a whole vector, the same operations in the same order: GCC \
+     * left that function's selects lane by lane where a tile's epilogue inlines it (bias and tanh \
+     * over a 10000x256 C: 1.5 ms on top of the product, 0.6 ns per element, against 0.2 for the   \
+     * op's own loop). Float only (T = double never calls it). */                                  \
+    XO_INLINE ATTR static inline V_##SUF vtanhf_##SUF(V_##SUF x)                                        \
+    {                                                                                                   \
+        typedef __typeof__(x < x) M; /* lanes of all ones where a comparison holds */                  \
+        const V_##SUF k = (V_##SUF){0} + (T)7.90531110763549805f, zero = {0};                           \
+        M m = x < k;                                                                                    \
+        V_##SUF c = (V_##SUF)((m & (M)x) | (~m & (M)k));                                                \
+        m = c > -k;                                                                                     \
+        c = (V_##SUF)((m & (M)c) | (~m & (M)(zero - k)));                                               \
+        const V_##SUF z = c * c;                                                                        \
+        V_##SUF p = zero + (T)-2.76076847742355e-16f;                                                   \
+        p = p * z + (T)2.00018790482477e-13f;                                                           \
+        p = p * z - (T)8.60467152213735e-11f;                                                           \
+        p = p * z + (T)5.12229709037114e-08f;                                                           \
+        p = p * z + (T)1.48572235717979e-05f;                                                           \
+        p = p * z + (T)6.37261928875436e-04f;                                                           \
+        p = p * z + (T)4.89352455891786e-03f;                                                           \
+        V_##SUF q = zero + (T)1.19825839466702e-06f;                                                    \
+        q = q * z + (T)1.18534705686654e-04f;                                                           \
+        q = q * z + (T)2.26843463243900e-03f;                                                           \
+        q = q * z + (T)4.89352518554385e-03f;                                                           \
+        V_##SUF r = p * c / q;                                                                          \
+        m = (x < (T)0.0004f) & (x > (T)-0.0004f); /* |x| < 4e-4: x itself */                          \
+        r = (V_##SUF)((m & (M)x) | (~m & (M)r));                                                        \
+        m = x != x; /* NaN stays NaN */                                                                 \
+        return (V_##SUF)((m & (M)x) | (~m & (M)r));                                                     \
+    }                                                                                                   \
     XO_INLINE ATTR static inline V_##SUF actin_##SUF(V_##SUF v, int act)                                \
     {                                                                                                   \
         typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */           \
         T t[LANES(T)];                                                                                  \
+        if (act == XO_TANH && sizeof(T) == sizeof(float))                                               \
+            return vtanhf_##SUF(v);                                                                     \
         memcpy(t, &v, sizeof v);                                                                        \
         if (act == XO_TANH)                                                                             \
             for (size_t l = 0; l < LANES(T); l++)                                                       \
@@ -871,6 +906,35 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         }                                                                                               \
         colsout_##SUF(NJ, ni, s, c, ldc);                                                               \
     }                                                                                                   \
+    /* B^T upright for the medium path: b is n x k (rows ldb apart), w gets k x n (rows n apart);   \
+     * blocks of LANES x LANES transposed in registers where the instruction set has them (TRANSP), \
+     * the edges element by element. */                                                              \
+    ATTR static void packt_##SUF(size_t n, size_t k, const T *b, size_t ldb, T *w)                      \
+    {                                                                                                   \
+        size_t j0 = 0;                                                                                  \
+        if (TRANSP_##SUF)                                                                               \
+            for (; j0 + LANES(T) <= n; j0 += LANES(T)) {                                                \
+                size_t p0 = 0;                                                                          \
+                for (; p0 + LANES(T) <= k; p0 += LANES(T)) {                                            \
+                    V_##SUF x[LANES(T)], lo, hi;                                                        \
+                    UNROLL for (size_t r = 0; r < LANES(T); r++)                                        \
+                        memcpy(&x[r], b + (j0 + r) * ldb + p0, sizeof x[r]);                             \
+                    /* x[p] lane r = b(j0 + r, p0 + p) after these */                                  \
+                    TSTAGE(SUF, 1) TSTAGE(SUF, 2) TSTAGE(SUF, 4)                                        \
+                    if (LANES(T) > 8) {                                                                 \
+                        TSTAGE(SUF, 8)                                                                  \
+                    }                                                                                   \
+                    UNROLL for (size_t p = 0; p < LANES(T); p++)                                        \
+                        memcpy(w + (p0 + p) * n + j0, &x[p], sizeof x[p]);                               \
+                }                                                                                       \
+                for (; p0 < k; p0++)                                                                    \
+                    for (size_t r = 0; r < LANES(T); r++)                                               \
+                        w[p0 * n + j0 + r] = b[(j0 + r) * ldb + p0];                                    \
+            }                                                                                           \
+        for (; j0 < n; j0++)                                                                            \
+            for (size_t p = 0; p < k; p++)                                                              \
+                w[p * n + j0] = b[j0 * ldb + p];                                                        \
+    }                                                                                                   \
     /* Transposed blocks over all of C's rows, by LANES; a function apart, called straight from     \
      * xo__cpu_small_gemm_bias_act (no scratch, no dispatch), so that small_'s code and the         \
      * registers of its other loops stay as they were. */                                               \
@@ -1066,12 +1130,14 @@ typedef struct kernels {
                     float *, size_t, const float *, int, int);
     void (*tiled_d)(size_t, size_t, size_t, double, const double *, size_t, size_t, const double *, size_t,
                     double, double *, size_t, const double *, int, int);
+    void (*packt_f)(size_t, size_t, const float *, size_t, float *);
+    void (*packt_d)(size_t, size_t, const double *, size_t, double *);
     size_t rowv; /* row_'s widest row, in vectors */
     size_t tmr;  /* C's rows per tile */
 } kernels;
 #define TABLE(F, D)                                                                                      \
     {small_##F, small_##D, shortk_##F, shortk_##D, TRANSP_##F ? transp_##F : NULL, TRANSP_##D ? transp_##D : NULL, \
-     row_##F, row_##D, tiled_##F, tiled_##D, ROWV_##F, TMR_##F}
+     row_##F, row_##D, tiled_##F, tiled_##D, packt_##F, packt_##D, ROWV_##F, TMR_##F}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
@@ -1178,27 +1244,44 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
 
 /* Medium products: multiply-adds per chunk of the pool's split, at least (about 1 us). */
 #define XO_TILED_GRAIN_FMA ((size_t)1 << 18)
-/* One chunk of a medium product: C's rows [8 b, 8 e) (row-major, B upright) */
+/* C past this stays with OpenBLAS when B does not fit XO_CPU_TILED_B_BYTES: each block of k
+ * rereads the chunk of C, which must then stay in L2 too. */
+#define XO_TILED_C_BYTES ((size_t)1 << 20)
+/* A transposed, its rows longer than a cache line: a tile reads one line of A per step of k,
+ * 8 of its elements, and again for each pair of C's vectors; blocks of k this long keep those
+ * lines in L1 beside B's (256x256x10000 T N, two threads: 7.2-7.9 -> 6.7-6.9 ms). Not with
+ * short rows of A (8x256x10000 T N, lda 8: 0.25-0.39 -> 0.61-0.70 ms, the blocks' epilogues). */
+#define XO_TILED_KB_TA 128
+/* One chunk of a medium product: C's rows [8 b, 8 e) (row-major, B upright), k in blocks of
+ * kb rows of B. */
 typedef struct tiled_job {
     xo_dtype dt;
-    size_t m, n, k, sr, sp, ldb, ldc, es;
+    size_t m, n, k, kb, sr, sp, ldb, ldc, es;
     double alpha, beta;
-    const char *a, *b;
+    const char *a, *b, *bias;
+    int by_row, act;
     char *c;
 } tiled_job;
 static void tiled_rows(void *arg, size_t b, size_t e, int chunk)
 {
     const tiled_job *j = arg;
     (void)chunk;
-    const size_t i0 = b * 8, i1 = e * 8 < j->m ? e * 8 : j->m;
-    const char *a = j->a + i0 * j->sr * j->es;
-    char *c = j->c + i0 * j->ldc * j->es;
-    if (j->dt == XO_F32)
-        kernels_()->tiled_f(i1 - i0, j->n, j->k, (float)j->alpha, (const float *)a, j->sr, j->sp,
-                            (const float *)j->b, j->ldb, (float)j->beta, (float *)c, j->ldc, NULL, 0, XO_IDENTITY);
-    else
-        kernels_()->tiled_d(i1 - i0, j->n, j->k, j->alpha, (const double *)a, j->sr, j->sp, (const double *)j->b,
-                            j->ldb, j->beta, (double *)c, j->ldc, NULL, 0, XO_IDENTITY);
+    const size_t i0 = b * 8, i1 = e * 8 < j->m ? e * 8 : j->m, es = j->es;
+    char *c = j->c + i0 * j->ldc * es;
+    for (size_t p0 = 0; p0 < j->k; p0 += j->kb) { /* beta on the first block, the epilogue on the last */
+        const size_t kb = j->k - p0 < j->kb ? j->k - p0 : j->kb;
+        const int last = p0 + kb == j->k;
+        const double beta = p0 == 0 ? j->beta : 1;
+        const char *a = j->a + (i0 * j->sr + p0 * j->sp) * es, *bp = j->b + p0 * j->ldb * es;
+        const void *bias = last && j->bias ? j->bias + (j->by_row ? i0 * es : 0) : NULL;
+        const int act = last ? j->act : XO_IDENTITY;
+        if (j->dt == XO_F32)
+            kernels_()->tiled_f(i1 - i0, j->n, kb, (float)j->alpha, (const float *)a, j->sr, j->sp, (const float *)bp,
+                                j->ldb, (float)beta, (float *)c, j->ldc, bias, j->by_row, act);
+        else
+            kernels_()->tiled_d(i1 - i0, j->n, kb, j->alpha, (const double *)a, j->sr, j->sp, (const double *)bp,
+                                j->ldb, beta, (double *)c, j->ldc, bias, j->by_row, act);
+    }
 }
 
 /* Beside OpenBLAS's Haswell kernels (the AVX2 ones, which OpenBLAS's CPU detection picks
@@ -1206,24 +1289,42 @@ static void tiled_rows(void *arg, size_t b, size_t e, int chunk)
  * GFLOP/s where OpenBLAS takes 120-130 on one thread and 190-245 on two: 100x256x256 55 us
  * against 68, 2000x64x64 66 against 108 (two threads each side's best; a harness calling
  * both on the same operands). B past 512 KB leaves L2 between tiles: 100x1024x256 at 122
- * GFLOP/s. */
+ * GFLOP/s; so a larger B is taken in blocks of its rows when C is small (a product
+ * accumulated over a long k, as a weight's gradient over a batch), else left to OpenBLAS.
+ * B transposed is copied upright first (at most XO_CPU_TILED_B_BYTES of it). */
 int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
                        size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
-                       double beta, void *c, size_t ldc)
+                       double beta, void *c, size_t ldc, const void *bias, int act)
 {
     const size_t es = dt == XO_F32 ? sizeof(float) : sizeof(double);
     int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
-    to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb);
-    if (kernels_()->tmr < 8 || tb || k <= 4 || alpha == 0 || n < XO_SMALL_ROWS_N || m == 0 ||
-        k * n * es > XO_CPU_TILED_B_BYTES)
+    const int by_row = to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb); /* the bias by C^T's rows */
+    const size_t b_bytes = k * n * es, kb_min = 64;
+    if (kernels_()->tmr < 8 || k <= 4 || alpha == 0 || n < XO_SMALL_ROWS_N || m == 0 ||
+        (b_bytes > XO_CPU_TILED_B_BYTES &&
+         (tb || m * n * es > XO_TILED_C_BYTES || kb_min * n * es > XO_CPU_TILED_B_BYTES)))
         return 0;
-    tiled_job j = {dt, m, n, k, ta ? 1 : lda, ta ? lda : 1, ldb, ldc, es, alpha, beta,
-                   a, b, c};
+    void *w = NULL;
+    if (tb) { /* B^T upright: n x k (rows ldb apart) into k x n */
+        if (!(w = malloc(b_bytes)))
+            return 0; /* OpenBLAS then */
+        if (dt == XO_F32)
+            kernels_()->packt_f(n, k, b, ldb, w);
+        else
+            kernels_()->packt_d(n, k, b, ldb, w);
+        b = w;
+        ldb = n;
+    }
+    size_t kb = b_bytes > XO_CPU_TILED_B_BYTES ? XO_CPU_TILED_B_BYTES / (n * es) : k;
+    if (ta && lda * es > 64 && kb > XO_TILED_KB_TA && m * n * es <= XO_TILED_C_BYTES)
+        kb = XO_TILED_KB_TA;
+    tiled_job j = {dt, m, n, k, kb, ta ? 1 : lda, ta ? lda : 1, ldb, ldc, es, alpha, beta, a, b, bias, by_row, act, c};
     const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
     if (pool)
         xo__cpu_parallel_for(pool, (m + 7) / 8, grain, tiled_rows, &j);
     else
         tiled_rows(&j, 0, (m + 7) / 8, 0);
+    free(w);
     return 1;
 }
 
@@ -1234,7 +1335,7 @@ xo_status xo__cpu_gemm_any(const xo_plugin_host *host, xo__cpu_pool *pool, const
                            op->ld[0], xo__cpu_ptr(op, 1), op->ld[1], op->beta, xo__cpu_ptr(op, 2), op->ld[2]) ||
         xo__cpu_tiled_gemm(pool, op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha,
                            xo__cpu_ptr(op, 0), op->ld[0], xo__cpu_ptr(op, 1), op->ld[1], op->beta, xo__cpu_ptr(op, 2),
-                           op->ld[2]))
+                           op->ld[2], NULL, XO_IDENTITY))
         return XO_OK;
     return xo__cpu_gemm(host, pool, op);
 }
