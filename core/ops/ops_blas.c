@@ -70,7 +70,7 @@ static XO_INLINE xo_status gemm(const char *fn, xo_dtype dt, xo_context *ctx, xo
      * then, while every plugin computes C = beta*C without reading them. */
     if (ctx && (layout == XO_ROW_MAJOR || layout == XO_COL_MAJOR) && (ta == XO_NO_TRANS || ta == XO_TRANS) &&
         (tb == XO_NO_TRANS || tb == XO_TRANS) && m && n && k && alpha != 0.0 && c != a && c != b &&
-        XO_SMALL_DIMS(m | n | k | lda | ldb | ldc | a_off | b_off | c_off)) {
+        XO_SMALL_DIMS(m | n | k | lda | ldb | ldc | a_off | b_off | c_off) && XO_EXPRESS_GEMM(m, n, k)) {
         int an = ta == XO_NO_TRANS, bn = tb == XO_NO_TRANS, ad, bd, cd;
         size_t alo, ahi, blo, bhi, clo, chi;
         if (!xo__matrix_rule(ctx, a, a_off, layout, an ? m : k, an ? k : m, lda, es, 1, &alo, &ahi, &ad) &&

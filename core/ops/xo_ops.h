@@ -57,6 +57,13 @@ static inline xo_status xo__check_trans(const xo__op *op, const char *name, xo_t
  * loop over its threads (its XO_CPU_GRAIN). Measured (xo_thread_sizes, 2-core AMD EPYC):
  * saxpy of 1M floats 81 us on the calling thread, 42 through run(). */
 #define XO_EXPRESS_AXPY_N ((size_t)1 << 16)
+/* Likewise the express path's gemm (and a plan's direct one) takes products of fewer
+ * multiply-adds than this; from here the CPU plugin's run() splits its medium products over
+ * its threads (cpu_small.c's tiles, about 2 us at this size on one AVX-512 core). Measured
+ * (docs/bench.md, "Issue 30, eighth pass"): 100x256x256 sgemm 53 us on the calling thread,
+ * 36 through run(). */
+#define XO_EXPRESS_GEMM_FMA ((size_t)1 << 19)
+#define XO_EXPRESS_GEMM(m, n, k) ((m) * (n) <= XO_EXPRESS_GEMM_FMA && (m) * (n) * (k) < XO_EXPRESS_GEMM_FMA)
 
 /* 1 for an xo_unary_op that gemm_bias_act takes as its activation (a forward op). */
 _Static_assert(XO_UNARY_OP_COUNT <= 32, "the activation mask holds one bit per unary op");

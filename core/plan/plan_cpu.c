@@ -10,7 +10,8 @@
  * time taken once. Nothing else can change those buffers meanwhile (CONTRACT.md: an op
  * that writes a buffer has it to itself), so this is what recording them op by op gives.
  * gemm, gemv and axpy call the host BLAS entries (xo_host_blas) directly, as eager's
- * express path does. */
+ * express path does (the same sizes: a larger one runs through the plugin's run(), on its
+ * threads). */
 #include "xo_plan.h"
 #include "xo_ops.h"
 #include "xo_record.h"
@@ -29,7 +30,9 @@ int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s)
         (d->m | d->n | d->k | d->ld[0] | d->ld[1] | d->ld[2] | d->inc[0] | d->inc[1]) > 0x7fffffff)
         return 0;
     switch (d->kind) {
-    case XO_OP_GEMM: return d->alpha != 0 && d->k != 0 && (f32 ? hb->sgemm != NULL : hb->dgemm != NULL);
+    case XO_OP_GEMM:
+        return d->alpha != 0 && d->k != 0 && XO_EXPRESS_GEMM(d->m, d->n, d->k) &&
+               (f32 ? hb->sgemm != NULL : hb->dgemm != NULL);
     case XO_OP_GEMV: return d->alpha != 0 && (f32 ? hb->sgemv != NULL : hb->dgemv != NULL);
     case XO_OP_AXPY: return d->n < XO_EXPRESS_AXPY_N && (f32 ? hb->saxpy != NULL : hb->daxpy != NULL);
     default: return 0;
