@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TRY(expr) XO_RETURN_IF_ERROR(expr)
@@ -393,6 +394,19 @@ typedef struct wl_forms {
 /* Median over the rounds where both are sampled of num[r] / den[r]; 0: no such round. */
 static double paired_ratio(const double *num, const double *den, int rounds);
 
+/* OpenBLAS's threads spin for their next call for about 0.1 s after each (its
+ * OPENBLAS_THREAD_TIMEOUT), on the cores the CPU plugin's pool needs; a crossover form timed
+ * right after the CBLAS twins ran at their mercy: rnn-train-b100's plan, whose products run
+ * on the pool, at 501-605 it/s where the same plan alone (xo_programs rnn 100 --plan) and
+ * the eager forms later in the round ran 680-740. Each form is timed as a program of its
+ * own would run, so the twins' threads are let go to sleep first. */
+#define WL_BLAS_SETTLE_NS 150000000L
+static void settle_after_openblas(void)
+{
+    struct timespec ts = {0, WL_BLAS_SETTLE_NS};
+    nanosleep(&ts, NULL);
+}
+
 /* The CBLAS twin (and its tuned build) and the plan are timed in every round beside the
  * placements, for auto / CBLAS, plan / eager (auto), plan / CBLAS and plan / tuned C. */
 static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, void *st, int warmup,
@@ -416,6 +430,8 @@ static void run_all_configs(xo__bench *b, xo__bench_workload *w, iter_fn iter, v
         if (has_tuned)
             tuned_rate[round] = run_other_slice(b, w, "tuned C", NULL, fm->tuned, fm->twin_st, round == 0 ? warmup : 1,
                                                 budget_us / rounds, units);
+        if (has_twin)
+            settle_after_openblas();
         /* the plan samples the rounds auto samples (a slow workload's auto every 2nd, 4th
          * round: bench_workloads.c's strides), so that plan/eager pairs every round it can */
         if (has_plan && (round == 0 || !cf[au].stride || round % cf[au].stride == 0)) {
