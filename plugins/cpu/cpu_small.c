@@ -303,6 +303,8 @@
 #define EPI_ANY 0  /* alpha, beta, bias by row or column, activation (put_) */
 #define EPI_NONE 1 /* alpha 1, beta 0, no bias, no activation: stored as they are */
 #define EPI_BIAS 2 /* alpha 1, beta 0, bias by column or none, an INLINE_ACT: a network's layer */
+#define EPI_BIASV 3 /* EPI_BIAS in the tiles: a float tanh as vtanhf_ (not in the row kernel: the \
+                       batch-1 evaluation's plan 4-5 ns slower with it, xo bench --eval1) */
 #define INLINE_ACT(act) ((act) == XO_IDENTITY || (act) == XO_TANH || (act) == XO_RELU)
 /* The epilogue a product's operands ask for. */
 static inline int epi_of(double alpha, double beta, const void *bias, int by_row, int act)
@@ -355,7 +357,8 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
     /* xo__cpu_tanhf (cpu_internal.h) on a whole vector, the same operations in the same order: GCC \
      * left that function's selects lane by lane where a tile's epilogue inlines it (bias and tanh \
      * over a 10000x256 C: 1.5 ms on top of the product, 0.6 ns per element, against 0.2 for the   \
-     * op's own loop). Float only (T = double never calls it). */                                  \
+     * op's own loop), and put_ called act_ for each vector. Float only (T = double never calls \
+     * it). */                                                                                      \
     XO_INLINE ATTR static inline V_##SUF vtanhf_##SUF(V_##SUF x)                                        \
     {                                                                                                   \
         typedef __typeof__(x < x) M; /* lanes of all ones where a comparison holds */                  \
@@ -386,8 +389,6 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
     {                                                                                                   \
         typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */           \
         T t[LANES(T)];                                                                                  \
-        if (act == XO_TANH && sizeof(T) == sizeof(float))                                               \
-            return vtanhf_##SUF(v);                                                                     \
         memcpy(t, &v, sizeof v);                                                                        \
         if (act == XO_TANH)                                                                             \
             for (size_t l = 0; l < LANES(T); l++)                                                       \
@@ -414,7 +415,9 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         }                                                                                               \
         if (has_bias)                                                                                   \
             v += bias;                                                                                  \
-        if (act != XO_IDENTITY)                                                                         \
+        if (act == XO_TANH && sizeof(T) == sizeof(float))                                               \
+            v = vtanhf_##SUF(v);                                                                        \
+        else if (act != XO_IDENTITY)                                                                    \
             v = actv_##SUF(v, act);                                                                     \
         if (nj == LANES(T))                                                                             \
             memcpy(ci, &v, sizeof v);                                                                   \
@@ -541,7 +544,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             put_##SUF(ci, v, nj, alpha, beta, bias != NULL, bias_##SUF(bias, by_row, i, j0, nj), act);  \
             return;                                                                                     \
         }                                                                                               \
-        if (EPI == EPI_BIAS && bias) {                                                                  \
+        if ((EPI == EPI_BIAS || EPI == EPI_BIASV) && bias) {                                            \
             V_##SUF bj;                                                                                 \
             if (nj == LANES(T))                                                                         \
                 memcpy(&bj, bias + j0, sizeof bj);                                                      \
@@ -549,7 +552,9 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                 bj = ldm_##SUF(bias + j0, nj);                                                          \
             v += bj;                                                                                    \
         }                                                                                               \
-        if (EPI == EPI_BIAS)                                                                            \
+        if (EPI == EPI_BIASV && act == XO_TANH && sizeof(T) == sizeof(float))                           \
+            v = vtanhf_##SUF(v);                                                                        \
+        else if (EPI == EPI_BIAS || EPI == EPI_BIASV)                                                   \
             v = actin_##SUF(v, act);                                                                    \
         if (nj == LANES(T))                                                                             \
             memcpy(ci, &v, sizeof v);                                                                   \
@@ -561,6 +566,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                                                   T beta, T *c, size_t ldc, const T *bias, int by_row,  \
                                                   size_t i0, int act)                                   \
     {                                                                                                   \
+        const int EPIV = EPI == EPI_BIAS ? EPI_BIASV : EPI;                                            \
         size_t j0 = 0;                                                                                  \
         for (; j0 + LANES(T) < n; j0 += 2 * LANES(T)) {                                                 \
             const size_t nj = n - j0 - LANES(T) < LANES(T) ? n - j0 - LANES(T) : LANES(T);              \
@@ -580,8 +586,8 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             }                                                                                           \
             UNROLL8 for (int r = 0; r < MR; r++) {                                                      \
                 T *ci = c + r * ldc + j0;                                                               \
-                out_##SUF(EPI, ci, s[r], LANES(T), alpha, beta, bias, by_row, i0 + (size_t)r, j0, act); \
-                out_##SUF(EPI, ci + LANES(T), u[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r,    \
+                out_##SUF(EPIV, ci, s[r], LANES(T), alpha, beta, bias, by_row, i0 + (size_t)r, j0, act); \
+                out_##SUF(EPIV, ci + LANES(T), u[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r,   \
                           j0 + LANES(T), act);                                                          \
             }                                                                                           \
         }                                                                                               \
@@ -598,7 +604,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                     s[r] += a[r * sr + p * sp] * row;                                                   \
             }                                                                                           \
             UNROLL8 for (int r = 0; r < MR; r++)                                                        \
-                out_##SUF(EPI, c + r * ldc + j0, s[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r, j0, \
+                out_##SUF(EPIV, c + r * ldc + j0, s[r], nj, alpha, beta, bias, by_row, i0 + (size_t)r, j0, \
                           act);                                                                         \
         }                                                                                               \
     }                                                                                                   \
