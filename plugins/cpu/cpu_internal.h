@@ -212,24 +212,24 @@ static inline float xo__cpu_expf(float x)
  * written x < K ? x : K: in the form x > K ? K : x (which kept NaN by itself) GCC split
  * the vector loop into masked paths with two divisions per vector (0.22-0.25 against
  * 0.195 ns per element now, one AVX-512 core). */
+#define XO_TANHF_CLAMP 7.90531110763549805f
+#define XO_TANHF_SMALL 0.0004f /* below this, x itself */
+/* The rational approximation's numerator (times c) and denominator in z = c^2, for a float
+ * or a float vector (cpu_small.c's vtanhf_ takes the same on whole vectors). */
+#define XO_TANHF_P(z)                                                                                    \
+    ((((((-2.76076847742355e-16f * (z) + 2.00018790482477e-13f) * (z) - 8.60467152213735e-11f) * (z) +  \
+        5.12229709037114e-08f) * (z) + 1.48572235717979e-05f) * (z) + 6.37261928875436e-04f) * (z) +     \
+     4.89352455891786e-03f)
+#define XO_TANHF_Q(z)                                                                                    \
+    (((1.19825839466702e-06f * (z) + 1.18534705686654e-04f) * (z) + 2.26843463243900e-03f) * (z) +       \
+     4.89352518554385e-03f)
 static inline float xo__cpu_tanhf(float x)
 {
-    float c = x < 7.90531110763549805f ? x : 7.90531110763549805f;
-    c = c > -7.90531110763549805f ? c : -7.90531110763549805f;
+    float c = x < XO_TANHF_CLAMP ? x : XO_TANHF_CLAMP;
+    c = c > -XO_TANHF_CLAMP ? c : -XO_TANHF_CLAMP;
     float z = c * c;
-    float p = -2.76076847742355e-16f;
-    p = p * z + 2.00018790482477e-13f;
-    p = p * z - 8.60467152213735e-11f;
-    p = p * z + 5.12229709037114e-08f;
-    p = p * z + 1.48572235717979e-05f;
-    p = p * z + 6.37261928875436e-04f;
-    p = p * z + 4.89352455891786e-03f;
-    float q = 1.19825839466702e-06f;
-    q = q * z + 1.18534705686654e-04f;
-    q = q * z + 2.26843463243900e-03f;
-    q = q * z + 4.89352518554385e-03f;
-    float r = p * c / q;
-    r = fabsf(x) < 0.0004f ? x : r;
+    float r = XO_TANHF_P(z) * c / XO_TANHF_Q(z);
+    r = fabsf(x) < XO_TANHF_SMALL ? x : r;
     return x != x ? x : r;
 }
 #endif
