@@ -60,6 +60,7 @@ typedef struct xoc_shape {
     int axis;
     int v;                /* the runner's variant: NaN where nothing reads, alias, ... */
     int nan;              /* NaN planted in the inputs, by the runner's pattern; 0: none */
+    int pooled;           /* products: the CPU plugin's pool woken just before (xoc_wake_pool) */
 } xoc_shape;
 
 enum { XOC_MAX_ARGS = 6, XOC_MAX_SHAPES = 512, XOC_MAX_REPORTS = 5 };
@@ -212,6 +213,22 @@ static size_t xoc_push(xoc_shape *out, size_t *count, xoc_shape s)
 
 /* ---- gemm ---------------------------------------------------------------------------- */
 
+/* With s->pooled: a loop over 1M floats (a scal of a scratch buffer) just before the op, so
+ * that the CPU plugin's pool has its worker awake and a medium product that follows is split
+ * between the threads (cpu_pool.c runs a lone loop of fewer grains on the caller alone, as
+ * most of the suite's products are). The scratch goes after the op (xoc_sleep_pool). */
+static xo_buffer *xoc_wake_pool(const xoc_shape *s)
+{
+    xo_buffer *w = NULL;
+    const size_t n = (size_t)1 << 20;
+    if (!s->pooled)
+        return NULL;
+    assert_int_equal(xo_buffer_create(g_ctx, n * sizeof(float), &w), XO_OK);
+    assert_int_equal(xo_sscal(g_ctx, n, 2.0f, w, 0, 1), XO_OK);
+    return w;
+}
+static void xoc_sleep_pool(xo_buffer *w) { xo_buffer_destroy(w); }
+
 /* C at an offset, A, B and C with their pads; v = 1: C holds NaN (beta = 0 never reads it). */
 static void run_gemm(xoc_t *t, const xoc_shape *s)
 {
@@ -231,8 +248,10 @@ static void run_gemm(xoc_t *t, const xoc_shape *s)
     xoc_desc(t, "%s ta=%s tb=%s m=%zu n=%zu k=%zu lda=%zu ldb=%zu ldc=%zu alpha=%g beta=%g%s",
              lay_name(s->lay), tr_name(s->ta), tr_name(s->tb), m, n, k, lda, ldb, ldc, s->alpha,
              s->beta, s->v ? " C=NaN" : "");
+    xo_buffer *w = xoc_wake_pool(s);
     XOC_OP(t, gemm, s->lay, s->ta, s->tb, m, n, k, s->alpha, a->buf, aoff, lda, b->buf, boff, ldb,
            s->beta, c->buf, coff, ldc);
+    xoc_sleep_pool(w);
     XOC_REF(t, gemm, s->lay, s->ta, s->tb, m, n, k, s->alpha, xoc_in(a, aoff), lda, xoc_in(b, boff),
             ldb, s->beta, xoc_out(c, coff), ldc);
 }
@@ -411,7 +430,8 @@ static size_t gen_gemm_tiles(xoc_shape *out)
 }
 
 /* Medium products (cpu_small.c's tiles past the small kernels, with AVX-512: B upright after
- * the layout swap and at most 512 KB of it, C's rows split over the pool in blocks of 8):
+ * the layout swap and at most 512 KB of it, C split over the pool when its worker is awake,
+ * gen_gemm_pooled):
  * m up to 2001 (split over the pool's threads), n 8-256, k 5-256, A either way, both layouts,
  * beta = 0 over NaN in C or 0.5; and beside them B transposed and B past 512 KB (OpenBLAS). */
 static size_t gen_gemm_medium(xoc_shape *out)
@@ -451,6 +471,27 @@ static size_t gen_gemm_kblocks(xoc_shape *out)
                                          dims[d][2], q ? 0.5 : 1, nan_c ? 0 : 1, nan_c);
                 xoc_push(out, &c, s);
             }
+    return c;
+}
+
+/* Medium products with the pool's worker awake (xoc_wake_pool), so that the tiles are split
+ * between threads: by C's columns, in panels of two vectors, where A is at most 256 KB (each
+ * thread packing its own panels of a transposed B), else by blocks of 8 rows (a transposed B
+ * packed whole first). Widths that end in a partial panel or vector, k in blocks with A
+ * transposed (64x100x300), both layouts (the column-major C^T = B^T A^T), every transpose,
+ * beta 0 over NaN and 0.5. */
+static size_t gen_gemm_pooled(xoc_shape *out)
+{
+    static const size_t dims[][3] = {{100, 256, 256}, {37, 200, 64}, {64, 100, 300}, {2001, 64, 64}, {1000, 72, 129}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int q = 0; q < 4; q++) {
+            const int l = q & 1, ta = (q >> 1) ^ (int)(d == 2), tb = (int)(d % 2) ^ (q >> 1), nan_c = (q + (int)d) % 2;
+            xoc_shape s = gemm_shape(l, ta, tb, l ? dims[d][1] : dims[d][0], l ? dims[d][0] : dims[d][1], dims[d][2],
+                                     q == 3 ? 0.75 : 1, nan_c ? 0 : 0.5, nan_c);
+            s.pooled = 1;
+            xoc_push(out, &c, s);
+        }
     return c;
 }
 
@@ -1068,8 +1109,10 @@ static void run_gemm_bias_act(xoc_t *t, const xoc_shape *s)
              lay_name(s->lay), tr_name(s->ta), tr_name(s->tb), m, n, k, ldc, s->alpha != 0 ? s->alpha : 1.0,
              s->beta, s->v, xot_unary_name(s->op));
     const double alpha = s->alpha != 0 ? s->alpha : 1.0; /* unset: 1 */
+    xo_buffer *w = xoc_wake_pool(s);
     XOC_OP(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, a->buf, aoff, lda, b->buf, boff, ldb, s->beta,
            c->buf, coff, ldc, s->v ? bias->buf : NULL, biasoff, (xo_unary_op)s->op);
+    xoc_sleep_pool(w);
     XOC_REF(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, xoc_in(a, aoff), lda, xoc_in(b, boff), ldb,
             s->beta, xoc_out(c, coff), ldc, s->v ? xoc_in(bias, biasoff) : NULL, (xo_unary_op)s->op);
 }
@@ -1226,6 +1269,25 @@ static size_t gen_gemm_bias_act_medium(xoc_shape *out)
     return c;
 }
 
+/* The hidden layer's product (bias, activation, beta 1 or 0) with the pool's worker awake:
+ * split by C's columns, the bias offset by each panel's first column (by C^T's rows when
+ * column-major), and by rows past 256 KB of A. */
+static size_t gen_gemm_bias_act_pooled(xoc_shape *out)
+{
+    static const int acts[] = {XO_TANH, XO_RELU, XO_SIGMOID, XO_IDENTITY};
+    static const size_t dims[][3] = {{100, 256, 256}, {50, 136, 100}, {1200, 96, 64}};
+    size_t c = 0;
+    for (size_t d = 0; d < XOC_N(dims); d++)
+        for (int q = 0; q < 4; q++) {
+            const int l = q & 1;
+            xoc_shape s = gba_shape(l, 0, q == 2, l ? dims[d][1] : dims[d][0], l ? dims[d][0] : dims[d][1],
+                                    dims[d][2], q < 2 ? 1 : 0, q != 3, acts[(d + (size_t)q) % XOC_N(acts)]);
+            s.pooled = 1;
+            xoc_push(out, &c, s);
+        }
+    return c;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 static const xoc_row ROWS[] = {
@@ -1239,6 +1301,7 @@ static const xoc_row ROWS[] = {
     {"gemm", gen_gemm_tiles, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_medium, run_gemm, XOC_CLOSE, 0, 0},
     {"gemm", gen_gemm_kblocks, run_gemm, XOC_CLOSE, 0, 0},
+    {"gemm", gen_gemm_pooled, run_gemm, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv, run_gemv, XOC_CLOSE, 0, 0},
     {"gemv", gen_gemv_small, run_gemv, XOC_CLOSE, 0, 0},
     {"axpy", gen_vec_incs, run_axpy, XOC_CLOSE, 0, 0},
@@ -1268,6 +1331,7 @@ static const xoc_row ROWS[] = {
     {"gemm_bias_act", gen_gemm_bias_act_row, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_tiles, run_gemm_bias_act, XOC_CLOSE, 0, 0},
     {"gemm_bias_act", gen_gemm_bias_act_medium, run_gemm_bias_act, XOC_CLOSE, 0, 0},
+    {"gemm_bias_act", gen_gemm_bias_act_pooled, run_gemm_bias_act, XOC_CLOSE, 0, 0},
 };
 enum { XOC_ROWS = (int)(sizeof ROWS / sizeof ROWS[0]) };
 

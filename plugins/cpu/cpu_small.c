@@ -37,9 +37,9 @@
  * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
  * 1.17's JIT kernels: docs/bench.md, "Small products". With AVX-512, medium products whose
  * B stays in L2 (or whose C does, B then taken in blocks of k) run through the same tiles,
- * C's rows split over the pool, gemm_bias_act's epilogue in registers, a transposed B
- * copied upright first (xo__cpu_tiled_gemm, below; docs/bench.md, "Issue 30, seventh pass"
- * and "eighth pass"). */
+ * C split over the pool by its columns (A small) or rows, gemm_bias_act's epilogue in
+ * registers, a transposed B copied upright first (xo__cpu_tiled_gemm, below; docs/bench.md,
+ * "Issue 30, seventh pass" to "ninth pass"). */
 #include "cpu_internal.h"
 #include "../common/xo_formulas.h"
 
@@ -901,10 +901,10 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         }                                                                                               \
         colsout_##SUF(NJ, ni, s, c, ldc);                                                               \
     }                                                                                                   \
-    /* B^T upright for the medium path: b is n x k (rows ldb apart), w gets k x n (rows n apart);   \
+    /* B^T upright for the medium path: b is n x k (rows ldb apart), w gets k x n (rows ldw apart); \
      * blocks of LANES x LANES transposed in registers where the instruction set has them (TRANSP), \
      * the edges element by element. */                                                              \
-    ATTR static void packt_##SUF(size_t n, size_t k, const T *b, size_t ldb, T *w)                      \
+    ATTR static void packt_##SUF(size_t n, size_t k, const T *b, size_t ldb, T *w, size_t ldw)          \
     {                                                                                                   \
         size_t j0 = 0;                                                                                  \
         if (TRANSP_##SUF)                                                                               \
@@ -920,15 +920,15 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
                         TSTAGE(SUF, 8)                                                                  \
                     }                                                                                   \
                     UNROLL for (size_t p = 0; p < LANES(T); p++)                                        \
-                        memcpy(w + (p0 + p) * n + j0, &x[p], sizeof x[p]);                               \
+                        memcpy(w + (p0 + p) * ldw + j0, &x[p], sizeof x[p]);                               \
                 }                                                                                       \
                 for (; p0 < k; p0++)                                                                    \
                     for (size_t r = 0; r < LANES(T); r++)                                               \
-                        w[p0 * n + j0 + r] = b[(j0 + r) * ldb + p0];                                    \
+                        w[p0 * ldw + j0 + r] = b[(j0 + r) * ldb + p0];                                    \
             }                                                                                           \
         for (; j0 < n; j0++)                                                                            \
             for (size_t p = 0; p < k; p++)                                                              \
-                w[p * n + j0] = b[j0 * ldb + p];                                                        \
+                w[p * ldw + j0] = b[j0 * ldb + p];                                                        \
     }                                                                                                   \
     /* Transposed blocks over all of C's rows, by LANES; a function apart, called straight from     \
      * xo__cpu_small_gemm_bias_act (no scratch, no dispatch), so that small_'s code and the         \
@@ -1125,8 +1125,8 @@ typedef struct kernels {
                     float *, size_t, const float *, int, int);
     void (*tiled_d)(size_t, size_t, size_t, double, const double *, size_t, size_t, const double *, size_t,
                     double, double *, size_t, const double *, int, int);
-    void (*packt_f)(size_t, size_t, const float *, size_t, float *);
-    void (*packt_d)(size_t, size_t, const double *, size_t, double *);
+    void (*packt_f)(size_t, size_t, const float *, size_t, float *, size_t);
+    void (*packt_d)(size_t, size_t, const double *, size_t, double *, size_t);
     size_t rowv; /* row_'s widest row, in vectors */
     size_t tmr;  /* C's rows per tile */
 } kernels;
@@ -1247,36 +1247,71 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
  * lines in L1 beside B's (256x256x10000 T N, two threads: 7.2-7.9 -> 6.7-6.9 ms). Not with
  * short rows of A (8x256x10000 T N, lda 8: 0.25-0.39 -> 0.61-0.70 ms, the blocks' epilogues). */
 #define XO_TILED_KB_TA 128
-/* One chunk of a medium product: C's rows [8 b, 8 e) (row-major, B upright), k in blocks of
- * kb rows of B. */
+/* A no larger than this is read whole by each thread of the pool, which then splits C by its
+ * columns (panels of two vectors, the tiles' width) instead of its rows: A stays in each
+ * core's L2, the halves are even, and each thread copies the panels of a transposed B it
+ * reads itself. By rows (blocks of 8), C = 100x256 split 56/44 between two threads, and
+ * each thread's tiles read all of a B^T copied once by the caller, half of it from the
+ * other core's cache. A loop of xo_sgemm calls, 2-core AMD EPYC: 100x256x256 N T 45-46 us
+ * by rows (74-75 in some processes), 32-34 by columns; N N 29 -> 26.5-27.5; the RNN at
+ * batch 100 as a plan (xo_programs rnn 100 --plan) 1039-1052 -> 1158-1209 it/s. A of 256
+ * KB beside B of up to XO_CPU_TILED_B_BYTES stays within one core's L2 (1 MB here). */
+#define XO_TILED_COLS_A_BYTES ((size_t)256 << 10)
+/* One chunk of a medium product: C's rows [8 b, 8 e), or its panels [b, e) of two vectors
+ * (row-major, B upright or, with bt, B^T copied panel by panel into w), k in blocks of kb
+ * rows of B. */
 typedef struct tiled_job {
     xo_dtype dt;
-    size_t m, n, k, kb, sr, sp, ldb, ldc, es;
+    size_t m, n, k, kb, sr, sp, ldb, ldc, es, panel, ldbt;
     double alpha, beta;
-    const char *a, *b, *bias;
+    const char *a, *b, *bias, *bt;
     int by_row, act;
-    char *c;
+    char *c, *w;
 } tiled_job;
-static void tiled_rows(void *arg, size_t b, size_t e, int chunk)
+/* C's rows [i0, i1) and columns [j0, j1) */
+static void tiled_block(const tiled_job *j, size_t i0, size_t i1, size_t j0, size_t j1)
 {
-    const tiled_job *j = arg;
-    (void)chunk;
-    const size_t i0 = b * 8, i1 = e * 8 < j->m ? e * 8 : j->m, es = j->es;
-    char *c = j->c + i0 * j->ldc * es;
+    const size_t es = j->es;
+    char *c = j->c + (i0 * j->ldc + j0) * es;
     for (size_t p0 = 0; p0 < j->k; p0 += j->kb) { /* beta on the first block, the epilogue on the last */
         const size_t kb = j->k - p0 < j->kb ? j->k - p0 : j->kb;
         const int last = p0 + kb == j->k;
         const double beta = p0 == 0 ? j->beta : 1;
-        const char *a = j->a + (i0 * j->sr + p0 * j->sp) * es, *bp = j->b + p0 * j->ldb * es;
-        const void *bias = last && j->bias ? j->bias + (j->by_row ? i0 * es : 0) : NULL;
+        const char *a = j->a + (i0 * j->sr + p0 * j->sp) * es, *bp = j->b + (p0 * j->ldb + j0) * es;
+        const void *bias = last && j->bias ? j->bias + (j->by_row ? i0 : j0) * es : NULL;
         const int act = last ? j->act : XO_IDENTITY;
         if (j->dt == XO_F32)
-            kernels_()->tiled_f(i1 - i0, j->n, kb, (float)j->alpha, (const float *)a, j->sr, j->sp, (const float *)bp,
-                                j->ldb, (float)beta, (float *)c, j->ldc, bias, j->by_row, act);
+            kernels_()->tiled_f(i1 - i0, j1 - j0, kb, (float)j->alpha, (const float *)a, j->sr, j->sp,
+                                (const float *)bp, j->ldb, (float)beta, (float *)c, j->ldc, bias, j->by_row, act);
         else
-            kernels_()->tiled_d(i1 - i0, j->n, kb, j->alpha, (const double *)a, j->sr, j->sp, (const double *)bp,
+            kernels_()->tiled_d(i1 - i0, j1 - j0, kb, j->alpha, (const double *)a, j->sr, j->sp, (const double *)bp,
                                 j->ldb, beta, (double *)c, j->ldc, bias, j->by_row, act);
     }
+}
+/* B^T's rows [j0, j1) into w's columns [j0, j1) (k x n, rows n apart: b and ldb) */
+static void pack_cols(const tiled_job *j, size_t j0, size_t j1)
+{
+    const char *src = j->bt + j0 * j->ldbt * j->es;
+    char *dst = j->w + j0 * j->es;
+    if (j->dt == XO_F32)
+        kernels_()->packt_f(j1 - j0, j->k, (const float *)src, j->ldbt, (float *)dst, j->ldb);
+    else
+        kernels_()->packt_d(j1 - j0, j->k, (const double *)src, j->ldbt, (double *)dst, j->ldb);
+}
+static void tiled_rows(void *arg, size_t b, size_t e, int chunk)
+{
+    const tiled_job *j = arg;
+    (void)chunk;
+    tiled_block(j, b * 8, e * 8 < j->m ? e * 8 : j->m, 0, j->n);
+}
+static void tiled_cols(void *arg, size_t b, size_t e, int chunk)
+{
+    const tiled_job *j = arg;
+    (void)chunk;
+    const size_t j0 = b * j->panel, j1 = e * j->panel < j->n ? e * j->panel : j->n;
+    if (j->bt)
+        pack_cols(j, j0, j1);
+    tiled_block(j, 0, j->m, j0, j1);
 }
 
 /* Beside OpenBLAS's Haswell kernels (the AVX2 ones, which OpenBLAS's CPU detection picks
@@ -1299,27 +1334,34 @@ int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_tra
         (b_bytes > XO_CPU_TILED_B_BYTES &&
          (tb || m * n * es > XO_TILED_C_BYTES || kb_min * n * es > XO_CPU_TILED_B_BYTES)))
         return 0;
-    void *w = NULL;
-    if (tb) { /* B^T upright: n x k (rows ldb apart) into k x n */
-        if (!(w = malloc(b_bytes)))
-            return 0; /* OpenBLAS then */
-        if (dt == XO_F32)
-            kernels_()->packt_f(n, k, b, ldb, w);
-        else
-            kernels_()->packt_d(n, k, b, ldb, w);
-        b = w;
-        ldb = n;
-    }
     size_t kb = b_bytes > XO_CPU_TILED_B_BYTES ? XO_CPU_TILED_B_BYTES / (n * es) : k;
     if (ta && lda * es > 64 && kb > XO_TILED_KB_TA && m * n * es <= XO_TILED_C_BYTES)
         kb = XO_TILED_KB_TA;
-    tiled_job j = {dt, m, n, k, kb, ta ? 1 : lda, ta ? lda : 1, ldb, ldc, es, alpha, beta, a, b, bias, by_row, act, c};
-    const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
-    if (pool)
-        xo__cpu_parallel_for(pool, (m + 7) / 8, grain, tiled_rows, &j);
-    else
-        tiled_rows(&j, 0, (m + 7) / 8, 0);
-    free(w);
+    tiled_job j = {dt, m, n, k, kb, ta ? 1 : lda, ta ? lda : 1, ldb, ldc, es, 128 / es, 0, alpha, beta, a, b,
+                   bias, NULL, by_row, act, c, NULL};
+    if (tb) { /* B^T upright: n x k (rows ldb apart) into k x n, whole lines (the tiles' loads) */
+        if (!(j.w = aligned_alloc(64, (b_bytes + 63) / 64 * 64)))
+            return 0; /* OpenBLAS then */
+        j.bt = b, j.ldbt = ldb, j.b = j.w, j.ldb = n;
+    }
+    const size_t panels = (n + j.panel - 1) / j.panel;
+    if (m * k * es <= XO_TILED_COLS_A_BYTES && panels > 1) { /* by columns */
+        const size_t per_panel = m * j.panel * k, grain = (XO_TILED_GRAIN_FMA + per_panel - 1) / per_panel;
+        if (pool)
+            xo__cpu_parallel_for(pool, panels, grain, tiled_cols, &j);
+        else
+            tiled_cols(&j, 0, panels, 0);
+    } else { /* by rows */
+        if (j.bt)
+            pack_cols(&j, 0, n);
+        j.bt = NULL;
+        const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
+        if (pool)
+            xo__cpu_parallel_for(pool, (m + 7) / 8, grain, tiled_rows, &j);
+        else
+            tiled_rows(&j, 0, (m + 7) / 8, 0);
+    }
+    free(j.w);
     return 1;
 }
 
