@@ -1344,8 +1344,13 @@ int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_tra
             return 0; /* OpenBLAS then */
         j.bt = b, j.ldbt = ldb, j.b = j.w, j.ldb = n;
     }
-    const size_t panels = (n + j.panel - 1) / j.panel;
-    if (m * k * es <= XO_TILED_COLS_A_BYTES && panels > 1) { /* by columns */
+    /* by columns where each thread's share is at most as large as by rows: 200x200 is 128 of
+     * 200 columns against 104 of 200 rows on the larger of two threads (xo bench's
+     * sgemm200-resident, by columns: 28.0-28.2k -> 24.1-24.3k calls/s) */
+    const size_t panels = (n + j.panel - 1) / j.panel, blocks = (m + 7) / 8;
+    const size_t t = pool ? (size_t)xo__cpu_pool_threads(pool) : 1;
+    const size_t cols = (panels + t - 1) / t * j.panel, rows = (blocks + t - 1) / t * 8;
+    if (m * k * es <= XO_TILED_COLS_A_BYTES && panels > 1 && (cols < n ? cols : n) * m <= (rows < m ? rows : m) * n) {
         const size_t per_panel = m * j.panel * k, grain = (XO_TILED_GRAIN_FMA + per_panel - 1) / per_panel;
         if (pool)
             xo__cpu_parallel_for(pool, panels, grain, tiled_cols, &j);
@@ -1357,9 +1362,9 @@ int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_tra
         j.bt = NULL;
         const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
         if (pool)
-            xo__cpu_parallel_for(pool, (m + 7) / 8, grain, tiled_rows, &j);
+            xo__cpu_parallel_for(pool, blocks, grain, tiled_rows, &j);
         else
-            tiled_rows(&j, 0, (m + 7) / 8, 0);
+            tiled_rows(&j, 0, blocks, 0);
     }
     free(j.w);
     return 1;
