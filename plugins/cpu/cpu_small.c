@@ -1248,9 +1248,9 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
  * short rows of A (8x256x10000 T N, lda 8: 0.25-0.39 -> 0.61-0.70 ms, the blocks' epilogues). */
 #define XO_TILED_KB_TA 128
 /* A no larger than this is read whole by each thread of the pool, which then splits C by its
- * columns (panels of two vectors, the tiles' width) instead of its rows: A stays in each
- * core's L2, the halves are even, and each thread copies the panels of a transposed B it
- * reads itself. By rows (blocks of 8), C = 100x256 split 56/44 between two threads, and
+ * columns (panels of two vectors, the tiles' width) instead of its rows, unless that gives
+ * one thread more of C: A stays in each core's L2, and each thread copies the panels of a
+ * transposed B it reads itself. By rows (blocks of 8), C = 100x256 split 56/44 between two threads, and
  * each thread's tiles read all of a B^T copied once by the caller, half of it from the
  * other core's cache. A loop of xo_sgemm calls, 2-core AMD EPYC: 100x256x256 N T 45-46 us
  * by rows (74-75 in some processes), 32-34 by columns; N N 29 -> 26.5-27.5; the RNN at
