@@ -216,7 +216,7 @@ static size_t xoc_push(xoc_shape *out, size_t *count, xoc_shape s)
 /* With s->pooled: a loop over 1M floats (a scal of a scratch buffer) just before the op, so
  * that the CPU plugin's pool has its worker awake and a medium product that follows is split
  * between the threads (cpu_pool.c runs a lone loop of fewer grains on the caller alone, as
- * most of the suite's products are). The scratch goes after the op (xoc_sleep_pool). */
+ * most of the suite's products are). The runner destroys the scratch after the op. */
 static xo_buffer *xoc_wake_pool(const xoc_shape *s)
 {
     xo_buffer *w = NULL;
@@ -227,7 +227,6 @@ static xo_buffer *xoc_wake_pool(const xoc_shape *s)
     assert_int_equal(xo_sscal(g_ctx, n, 2.0f, w, 0, 1), XO_OK);
     return w;
 }
-static void xoc_sleep_pool(xo_buffer *w) { xo_buffer_destroy(w); }
 
 /* C at an offset, A, B and C with their pads; v = 1: C holds NaN (beta = 0 never reads it). */
 static void run_gemm(xoc_t *t, const xoc_shape *s)
@@ -251,7 +250,7 @@ static void run_gemm(xoc_t *t, const xoc_shape *s)
     xo_buffer *w = xoc_wake_pool(s);
     XOC_OP(t, gemm, s->lay, s->ta, s->tb, m, n, k, s->alpha, a->buf, aoff, lda, b->buf, boff, ldb,
            s->beta, c->buf, coff, ldc);
-    xoc_sleep_pool(w);
+    xo_buffer_destroy(w);
     XOC_REF(t, gemm, s->lay, s->ta, s->tb, m, n, k, s->alpha, xoc_in(a, aoff), lda, xoc_in(b, boff),
             ldb, s->beta, xoc_out(c, coff), ldc);
 }
@@ -1112,7 +1111,7 @@ static void run_gemm_bias_act(xoc_t *t, const xoc_shape *s)
     xo_buffer *w = xoc_wake_pool(s);
     XOC_OP(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, a->buf, aoff, lda, b->buf, boff, ldb, s->beta,
            c->buf, coff, ldc, s->v ? bias->buf : NULL, biasoff, (xo_unary_op)s->op);
-    xoc_sleep_pool(w);
+    xo_buffer_destroy(w);
     XOC_REF(t, gemm_bias_act, s->lay, s->ta, s->tb, m, n, k, alpha, xoc_in(a, aoff), lda, xoc_in(b, boff), ldb,
             s->beta, xoc_out(c, coff), ldc, s->v ? xoc_in(bias, biasoff) : NULL, (xo_unary_op)s->op);
 }

@@ -1359,7 +1359,6 @@ int xo__cpu_tiled_gemm(xo__cpu_pool *pool, xo_dtype dt, xo_layout layout, xo_tra
     } else { /* by rows */
         if (j.bt)
             pack_cols(&j, 0, n);
-        j.bt = NULL;
         const size_t per_block = 8 * n * k, grain = (XO_TILED_GRAIN_FMA + per_block - 1) / per_block;
         if (pool)
             xo__cpu_parallel_for(pool, blocks, grain, tiled_rows, &j);
