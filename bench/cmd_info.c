@@ -124,6 +124,9 @@ void xo__tool_print_devices(FILE *f, const xo_context *ctx, time_t since)
         if (p->thread_wake_us > 0.0)
             fprintf(f, "  thread_wake_us       %.3f (added to vector ops of %.0f elements or more)\n", p->thread_wake_us,
                     p->threaded_from);
+        if (p->issue_us > 0.0)
+            fprintf(f, "  issue_us             %.3f (the host's share of a launch: ops queue; repeating steps "
+                       "are placed as one)\n", p->issue_us);
         fprintf(f, "  spread               %.2f (worst (q3 - q1) / median of the repeated runs)\n", p->spread);
         char why[160];
         if (!xo__profile_trustworthy(p, why, sizeof why) && p->untrusted_runs < XO_UNTRUSTED_MAX)

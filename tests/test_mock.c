@@ -311,6 +311,33 @@ static void test_residency(void **state)
     done(ctx);
 }
 
+/* Calibration's issue cost (calibrate.c, xo__measure_issue): on the mock, whose worker
+ * runs each op for its modelled launch while the host goes on, the calling thread's time
+ * per launch is above 0 and well under the 300 us launch (one that waited for each op
+ * would measure the launch and report none); the CPU and a device on the host's cores
+ * get none. */
+static void test_issue_cost(void **state)
+{
+    (void)state;
+    xo_mock_config cfg = fast_mock;
+    cfg.launch_us = 300;
+    int mock;
+    xo_context *ctx = mock_context(&cfg, &mock);
+    double issue = -1;
+    xot_assert_ok(xo__measure_issue(ctx, mock, cfg.launch_us, &issue));
+    if (!(issue > 0 && issue < 0.5 * cfg.launch_us))
+        fail_msg("issue cost %.3g us on a mock of %.0f us launches", issue, cfg.launch_us);
+    xot_assert_ok(xo__measure_issue(ctx, 0, cfg.launch_us, &issue));
+    assert_true(issue == 0.0);
+    done(ctx);
+    cfg.host_cores = 1;
+    ctx = mock_context(&cfg, &mock);
+    issue = -1;
+    xot_assert_ok(xo__measure_issue(ctx, mock, cfg.launch_us, &issue));
+    assert_true(issue == 0.0);
+    done(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_residency),
         cmocka_unit_test(test_queue_aware),
+        cmocka_unit_test(test_issue_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

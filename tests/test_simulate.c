@@ -7,6 +7,7 @@
  *
  * Usage: test_simulate H200_FILE SCRATCH_DIR */
 #include "xo_test.h"
+#include "xo_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -213,6 +214,34 @@ static void test_clock_follows_recording(void **state)
     xo_context_destroy(ctx);
 }
 
+/* A profile without `issue_us` (written before calibration measured it) takes the
+ * recording's, as calibration on that machine would have measured it; one that has its
+ * own keeps it, and an issue cost not under the launch floor is none. */
+static void test_issue_from_recording(void **state)
+{
+    (void)state;
+    xo_context *ctx = simulated(write_machine("known.xom", k_known));
+    assert_true(ctx->dev[1].profile.issue_us == 2.0); /* gpu.profile has none; the file says 2 */
+    assert_true(ctx->dev[0].profile.issue_us == 0.0); /* the CPU: never */
+    xo_context_destroy(ctx);
+    /* 9: under the profile's launch floor of 10, taken; 10: the host waits for each op */
+    static const char *const issue[][2] = {{"9", "9"}, {"10", "0"}}; /* file, profile */
+    for (int i = 0; i < 2; i++) {
+        char body[2048], name[32];
+        const char *at = strstr(k_known, "issue_us 2\n");
+        assert_non_null(at);
+        snprintf(body, sizeof body, "%.*sissue_us %s%s", (int)(at - k_known), k_known, issue[i][0],
+                 at + strlen("issue_us 2"));
+        snprintf(name, sizeof name, "issue%s.xom", issue[i][0]);
+        ctx = simulated(write_machine(name, body));
+        assert_true(ctx->dev[1].profile.issue_us == atof(issue[i][1]));
+        xo_context_destroy(ctx);
+    }
+    ctx = simulated(g_h200); /* the reconstructed H200: its profile's own figure */
+    assert_true(ctx->dev[1].profile.issue_us == 10.5);
+    xo_context_destroy(ctx);
+}
+
 /* A plan forced onto the GPU runs as one graph of two nodes (the three element-wise ops
  * fused into one chain, which takes its slowest step's time; then nrm2): per run the
  * host pays the segment's launch (3 us) and xo_finish's wait on a busy queue (5 us), the
@@ -375,7 +404,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_h200_devices), cmocka_unit_test(test_h200_cpu_threads),      cmocka_unit_test(test_h200_cuda_results),
         cmocka_unit_test(test_clock_follows_recording), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_files),         cmocka_unit_test(test_real_clock),
-        cmocka_unit_test(test_plan_graph),
+        cmocka_unit_test(test_plan_graph),        cmocka_unit_test(test_issue_from_recording),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -533,6 +533,11 @@ void xo__background_measure_all(xo_context *ctx);
 /* XO_LOG=summary: a line saying that this run overlapped a background measurement
  * (how many devices, how long); 0 when none ran. */
 int xo__background_overlap(const xo_context *ctx, char *out, size_t cap);
+/* The issue cost of device `dev` (xo__profile.issue_us): the calling thread's time per
+ * launch of batches of 1-element saxpys resident there, not waited for. 0 for the CPU, a
+ * device on the host's cores (its queue shares the host's cores: placement prices it as
+ * before), or one whose issue is not under `launch_us` (the host waits for each op). */
+xo_status xo__measure_issue(xo_context *ctx, int dev, double launch_us, double *out_us);
 /* XO_ERR_DEVICE when the calibration running in ctx is to stop, else XO_OK. */
 xo_status xo__calibration_cancelled(const xo_context *ctx);
 /* At xo_context_destroy: a cached profile that the program's own timings contradict (its

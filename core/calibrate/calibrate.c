@@ -27,6 +27,8 @@ xo_status xo__calibration_cancelled(const xo_context *ctx)
 
 #define LAUNCH_WARMUP 3
 #define LAUNCH_RUNS 30
+#define ISSUE_BATCH 32 /* launches per timed batch of the issue cost */
+#define ISSUE_RUNS 9
 #define LATENCY_RUNS 15
 #define BANDWIDTH_BYTES ((size_t)16 << 20)
 #define BANDWIDTH_RUNS 3
@@ -134,6 +136,39 @@ static xo_status measure_launch(calib *c, xo_buffer *x, xo_buffer *y, double *ou
     }
     *out_us = median_noted(c, t, LAUNCH_RUNS);
     return XO_OK;
+}
+
+xo_status xo__measure_issue(xo_context *ctx, int dev, double launch_us, double *out_us)
+{
+    *out_us = 0.0;
+    if (dev <= 0 || dev >= ctx->ndev || xo__device_on_host_cores(&ctx->dev[dev].info))
+        return XO_OK;
+    xo_buffer *x = NULL, *y = NULL;
+    xo_status st = xo_buffer_create(ctx, 4, &x);
+    if (st == XO_OK)
+        st = xo_buffer_create(ctx, 4, &y);
+    xo_buffer *bufs[XO_MAX_ARGS] = {x, y, NULL};
+    xo_op_desc d = axpy_desc(XO_F32, 1);
+    double t[ISSUE_RUNS];
+    /* the first batch is a warm-up: it also moves x and y to the device */
+    for (int r = -1; st == XO_OK && r < ISSUE_RUNS; r++) {
+        st = xo__calibration_cancelled(ctx);
+        double t0 = xo__now_us();
+        for (int i = 0; st == XO_OK && i < ISSUE_BATCH; i++)
+            st = xo__run_on(ctx, dev, &d, bufs);
+        double us = (xo__now_us() - t0) / ISSUE_BATCH;
+        if (st == XO_OK)
+            st = xo_finish(ctx);
+        if (r >= 0)
+            t[r] = us;
+    }
+    if (st == XO_OK) {
+        double issue = median_of(t, ISSUE_RUNS);
+        *out_us = issue < launch_us ? issue : 0.0;
+    }
+    xo_buffer_destroy(x);
+    xo_buffer_destroy(y);
+    return st;
 }
 
 /* One host->device move of `b` (its host copy current), timed to completion. */
@@ -312,6 +347,7 @@ static void round_profile(xo__profile *p)
         p->stream_gbps[d] = round6(p->stream_gbps[d]);
     }
     p->thread_wake_us = round6(p->thread_wake_us);
+    p->issue_us = round6(p->issue_us);
     for (int k = 0; k < XO_OP_KIND_COUNT; k++)
         p->op_launch_us[k] = round6(p->op_launch_us[k]);
 }
@@ -346,6 +382,8 @@ static xo_status calibrate_once(xo_context *ctx, int dev, xo__profile *out, xo__
     double launch = 0.0;
     if (st == XO_OK)
         st = measure_launch(&c, x, y, &launch);
+    if (st == XO_OK)
+        st = xo__measure_issue(ctx, dev, launch, &p.issue_us);
     if (st == XO_OK) {
         p.info.launch_us = launch;
         report(&c, "transfers", 0.1);

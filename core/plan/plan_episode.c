@@ -5,8 +5,9 @@
  * GPU) and pays, every step, the moves between them and the waits for the GPU's queue
  * that no single op's price shows. A program's step is mostly the same calls every
  * iteration, between two reads of a result (the loss). So this file records the eager
- * calls of such an *episode* (the ops and writes since the last read or xo_finish, and
- * the read that ends it) as a plan's steps, and when an episode repeats the one before it
+ * calls of such an *episode* (the ops and writes since the last read, and the read that
+ * ends it; in a program that reads nothing between two xo_finish calls, since the last
+ * xo_finish) as a plan's steps, and when an episode repeats the one before it
  * call for call (same op, shape, buffers and offsets), it places that episode as the plan
  * placer places a captured plan (plan_place.c: all on the CPU, op by op, all on each
  * device, improved by moving whole segments; the same model and the same simulated
@@ -39,6 +40,7 @@ typedef struct xo__episode {
     xo_plan *rec;         /* this episode's calls, while recorded (NULL: not recorded) */
     int nops;             /* this episode's ops so far */
     int overflow;         /* more than EPISODE_MAX_OPS: neither recorded nor repeated */
+    int read_since_finish; /* a read came since the last xo_finish: the next one ends nothing */
     uint64_t hash;        /* of this episode's op signatures so far */
     uint64_t last_hash;   /* of the episode before */
     /* the placement in force: each op's signature and device */
@@ -177,8 +179,17 @@ static void episode_io(xo_context *ctx, xo_buffer *b, int write, size_t offset, 
         xo__plan_free(ep->rec);
         ep->rec = NULL;
     }
-    if (!b || !write)
+    if (b && !write) {
+        ep->read_since_finish = 1;
         episode_end(ctx, ep);
+    } else if (!b) {
+        /* A program that reads its results is cut at its reads: an xo_finish between
+         * two reads (a timing loop's, after a step whose loss is read mid-way) would cut
+         * each iteration in two episodes, none repeating the one before it. */
+        if (!ep->read_since_finish)
+            episode_end(ctx, ep);
+        ep->read_since_finish = 0;
+    }
 }
 
 void xo__episode_init(xo_context *ctx)

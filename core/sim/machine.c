@@ -287,7 +287,15 @@ xo_status xo__machine_read(const char *path, xo__machine *out)
         st = bad(&p, "empty file");
     if (st == XO_OK && out->ndev == 0)
         st = bad(&p, "no device line");
-    for (int d = 0; st == XO_OK && d < out->ndev; d++)
-        st = complete(&p, &out->dev[d]);
+    for (int d = 0; st == XO_OK && d < out->ndev; d++) {
+        xo__sim_device *md = &out->dev[d];
+        st = complete(&p, md);
+        /* Calibration under simulation measures nothing: a profile written before
+         * calibration measured the issue cost takes the recording's, as calibration there
+         * would have (calibrate.c, xo__measure_issue: not the CPU, not on the host's cores). */
+        if (st == XO_OK && d > 0 && md->profile.issue_us <= 0 && md->issue_us > 0 &&
+            md->issue_us < md->profile.info.launch_us && !xo__device_on_host_cores(&md->profile.info))
+            md->profile.issue_us = md->issue_us;
+    }
     return st;
 }
