@@ -5,16 +5,17 @@
  * GPU) and pays, every step, the moves between them and the waits for the GPU's queue
  * that no single op's price shows. A program's step is mostly the same calls every
  * iteration, between two reads of a result (the loss). So this file records the eager
- * calls of such an *episode* (the ops and writes since the last read, and the read that
- * ends it; in a program that reads nothing between two xo_finish calls, since the last
- * xo_finish) as a plan's steps, and when an episode repeats the one before it
- * call for call (same op, shape, buffers and offsets), it places that episode as the plan
+ * calls of such an *episode* (the ops and writes since the last read or xo_finish, and
+ * the read that ends it) as a plan's steps, and when the last episodes repeat the ones
+ * before them call for call (same op, shape, buffers and offsets: one episode the one
+ * before it, or a cycle of up to EPISODE_CYCLE episodes, as a step that reads its loss
+ * mid-way and is followed by an xo_finish makes two), it places them as one run as the plan
  * placer places a captured plan (plan_place.c: all on the CPU, op by op, all on each
  * device, improved by moving whole segments; the same model and the same simulated
  * residency). The next episodes then run each call where that placement put it, for as
  * long as they issue the same calls; the first call that differs returns the rest of the
  * episode to op-by-op placement. The placement is priced again every EPISODE_REPLACE
- * episodes, so that corrections learnt meanwhile take effect.
+ * repeats of its cycle, so that corrections learnt meanwhile take effect.
  *
  * Only a context with a device that queues its ops, off the host's cores, whose profile
  * knows its issue cost (`issue_us`) gets an episode placer: without that figure the
@@ -32,20 +33,28 @@
 
 /* An episode longer than this is not recorded (its calls are placed op by op). */
 #define EPISODE_MAX_OPS 16384
-/* Placed again after this many repeats of the episode. */
+/* Placed again after this many repeats of the episode (of its cycle). */
 #define EPISODE_REPLACE 64
+/* The longest cycle of episodes placed as one: a step that reads two results at two
+ * points (its loss mid-way, a norm at the end) is two episodes that alternate. */
+#define EPISODE_CYCLE 4
 
 typedef struct xo__episode {
     const void *owner;    /* the feeding thread (its xo__tl), NULL until the first op */
     xo_plan *rec;         /* this episode's calls, while recorded (NULL: not recorded) */
     int nops;             /* this episode's ops so far */
     int overflow;         /* more than EPISODE_MAX_OPS: neither recorded nor repeated */
-    int read_since_finish; /* a read came since the last xo_finish: the next one ends nothing */
     uint64_t hash;        /* of this episode's op signatures so far */
-    uint64_t last_hash;   /* of the episode before */
-    /* the placement in force: each op's signature and device */
-    int active, pos, n, since;
-    uint64_t placed_hash;
+    /* the episodes before, newest first: their hashes (0: too long to repeat) and their
+     * recordings (NULL: not recorded) */
+    uint64_t hist[2 * EPISODE_CYCLE];
+    xo_plan *recs[EPISODE_CYCLE];
+    int nhist;
+    /* the placement in force, of a cycle of `period` episodes: each op's signature and
+     * device, each episode's hash (cyc) and first op (bound), the episode now running */
+    int active, pos, n, since, period, phase;
+    uint64_t cyc[EPISODE_CYCLE];
+    int bound[EPISODE_CYCLE + 1];
     uint64_t *sig;
     signed char *dev;
 } xo__episode;
@@ -79,33 +88,83 @@ static xo_plan *rec_new(xo_context *ctx)
     return p;
 }
 
-/* Place the recorded episode and keep its devices; 0 when it gains nothing over op by
- * op (or memory is short). */
-static int place(xo__episode *ep, xo_plan *p)
+/* The recordings of the last `period` episodes, oldest first, as one plan (NULL: one was
+ * not recorded, a buffer of it is gone, or memory is short). */
+static xo_plan *cycle_plan(xo_context *ctx, xo__episode *ep, int period)
 {
-    if (atomic_load(&p->gone) || p->nops != ep->nops || xo__plan_place(p) != XO_OK)
-        return 0;
-    if (ep->n < p->nops) {
+    xo_plan *p = rec_new(ctx);
+    for (int e = period - 1; p && e >= 0; e--) {
+        const xo_plan *r = ep->recs[e];
+        int ok = r && !atomic_load(&r->gone);
+        for (int i = 0; ok && i < r->nsteps; i++) {
+            const xo__step *st = &r->steps[i];
+            ok = st->kind == XO_STEP_OP ? xo__plan_record_op(p, &st->op)
+                                        : xo__plan_record_io(p, st->op.buf[0], st->kind == XO_STEP_WRITE,
+                                                             st->offset, NULL, st->bytes);
+        }
+        if (!ok) {
+            xo__plan_free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
+/* Place the last `period` episodes as one run and keep their devices; 0 when it could not
+ * (a recording missing, memory short). */
+static int place(xo_context *ctx, xo__episode *ep, int period)
+{
+    xo_plan *p = cycle_plan(ctx, ep, period);
+    int ok = p && xo__plan_place(p) == XO_OK;
+    if (ok && ep->n < p->nops) {
         uint64_t *sig = realloc(ep->sig, (size_t)p->nops * sizeof *sig);
         if (sig)
             ep->sig = sig;
         signed char *dev = realloc(ep->dev, (size_t)p->nops);
         if (dev)
             ep->dev = dev;
-        if (!sig || !dev)
-            return 0;
+        ok = sig && dev;
     }
-    for (int i = 0, j = 0; i < p->nsteps; i++)
-        if (p->steps[i].kind == XO_STEP_OP) {
-            ep->sig[j] = op_signature(&p->steps[i].op);
-            ep->dev[j++] = (signed char)p->steps[i].dev;
+    if (ok) {
+        for (int i = 0, j = 0; i < p->nsteps; i++)
+            if (p->steps[i].kind == XO_STEP_OP) {
+                ep->sig[j] = op_signature(&p->steps[i].op);
+                ep->dev[j++] = (signed char)p->steps[i].dev;
+            }
+        ep->n = p->nops;
+        ep->period = period;
+        ep->phase = 0;
+        ep->pos = 0;
+        ep->since = 0;
+        ep->bound[0] = 0;
+        for (int k = 0; k < period; k++) {
+            ep->cyc[k] = ep->hist[period - 1 - k];
+            ep->bound[k + 1] = ep->bound[k] + ep->recs[period - 1 - k]->nops;
         }
-    ep->n = p->nops;
-    return 1;
+    }
+    if (p)
+        xo__plan_free(p);
+    return ok;
+}
+
+/* The shortest cycle the last episodes repeat: the last `period` of them the same as the
+ * `period` before, each recorded; 0: none. */
+static int repeating_cycle(const xo__episode *ep)
+{
+    for (int period = 1; period <= EPISODE_CYCLE; period++) {
+        if (ep->nhist < 2 * period)
+            break;
+        int same = 1;
+        for (int k = 0; same && k < period; k++)
+            same = ep->hist[k] != 0 && ep->hist[k] == ep->hist[k + period] && ep->recs[k];
+        if (same)
+            return period;
+    }
+    return 0;
 }
 
 /* Whether the next episode is recorded: until a placement is in force, and for its
- * re-pricing. */
+ * re-pricing (a whole cycle of episodes). */
 static int wants_record(const xo__episode *ep)
 {
     return !ep->active || ep->since + 1 >= EPISODE_REPLACE;
@@ -117,24 +176,36 @@ static void episode_end(xo_context *ctx, xo__episode *ep)
     if (ep->nops == 0 && !ep->overflow)
         return; /* a read right after another, or an xo_finish after one: the same episode */
     uint64_t h = ep->overflow ? 0 : ep->hash ^ (uint64_t)ep->nops;
-    int repeat = !ep->overflow && h == ep->last_hash;
-    if (ep->active && repeat && h == ep->placed_hash && !ep->rec) {
-        ep->since++;
-    } else if (repeat && ep->rec) {
-        ep->active = place(ep, ep->rec);
-        ep->placed_hash = h;
-        ep->since = 0;
-    } else if (!repeat) {
-        ep->active = 0;
+    memmove(ep->hist + 1, ep->hist, sizeof ep->hist - sizeof ep->hist[0]);
+    ep->hist[0] = h;
+    if (ep->nhist < 2 * EPISODE_CYCLE)
+        ep->nhist++;
+    if (ep->recs[EPISODE_CYCLE - 1])
+        xo__plan_free(ep->recs[EPISODE_CYCLE - 1]);
+    memmove(ep->recs + 1, ep->recs, sizeof ep->recs - sizeof ep->recs[0]);
+    ep->recs[0] = ep->rec; /* NULL when not recorded (or too long: episode_op let it go) */
+    ep->rec = NULL;
+    if (ep->active) { /* the episode the placement expected, call for call? */
+        if (h == ep->cyc[ep->phase] && ep->pos == ep->bound[ep->phase + 1]) {
+            if (++ep->phase == ep->period) {
+                ep->phase = 0;
+                ep->pos = 0;
+                if (++ep->since >= EPISODE_REPLACE && !place(ctx, ep, ep->period))
+                    ep->active = 0; /* priced again from the cycle just recorded */
+            }
+        } else {
+            ep->active = 0;
+        }
     }
-    ep->last_hash = h;
+    if (!ep->active) {
+        int period = repeating_cycle(ep);
+        ep->active = period && place(ctx, ep, period);
+    }
     ep->hash = 0;
     ep->nops = 0;
     ep->overflow = 0;
-    ep->pos = 0;
-    if (ep->rec)
-        xo__plan_free(ep->rec);
-    ep->rec = wants_record(ep) ? rec_new(ctx) : NULL;
+    if (wants_record(ep))
+        ep->rec = rec_new(ctx);
 }
 
 static int episode_op(const xo__op *op)
@@ -179,17 +250,8 @@ static void episode_io(xo_context *ctx, xo_buffer *b, int write, size_t offset, 
         xo__plan_free(ep->rec);
         ep->rec = NULL;
     }
-    if (b && !write) {
-        ep->read_since_finish = 1;
+    if (!b || !write)
         episode_end(ctx, ep);
-    } else if (!b) {
-        /* A program that reads its results is cut at its reads: an xo_finish between
-         * two reads (a timing loop's, after a step whose loss is read mid-way) would cut
-         * each iteration in two episodes, none repeating the one before it. */
-        if (!ep->read_since_finish)
-            episode_end(ctx, ep);
-        ep->read_since_finish = 0;
-    }
 }
 
 void xo__episode_init(xo_context *ctx)
@@ -217,6 +279,9 @@ void xo__episode_free(xo_context *ctx)
         return;
     if (ep->rec)
         xo__plan_free(ep->rec);
+    for (int e = 0; e < EPISODE_CYCLE; e++)
+        if (ep->recs[e])
+            xo__plan_free(ep->recs[e]);
     free(ep->sig);
     free(ep->dev);
     free(ep);
