@@ -5,10 +5,13 @@
  * the transposes the ODE's backward pass uses. Rounds of the sides alternate; each
  * figure is the median over the rounds of ns per call; ratio = OpenBLAS / crossover
  * (> 1: crossover faster). crossover's side includes its whole call (validation,
- * placement, dispatch); kernel is the same product without them. Where CMake found
+ * placement, dispatch); kernel is the same product without them; resolved is the kernel
+ * chosen once for the shape (xo__cpu_small_resolve, as a plan's step is when the plan is
+ * placed: the "xo_resolve" extra) and called on its own (xo__cpu_small_run). Where CMake found
  * libxsmm (XO_HAVE_LIBXSMM), its JIT kernel for each untransposed shape takes turns too
  * (dispatched once, before the rounds, as a user keeps it; libxsmm 1.17 has no JIT kernel
- * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel; and
+ * for transposes): ratio_x = libxsmm / crossover, ratio_k = libxsmm / kernel, ratio_r =
+ * libxsmm / resolved (> 1: ours faster); and
  * libxsmm_sgemm, libxsmm's BLAS-style call, which finds the kernel for the shape on every
  * call as crossover's and OpenBLAS's calls do: ratio_s = libxsmm_sgemm / crossover.
  * Then sgemv at the ODE's and the MLP's shapes, each call after some host work (see
@@ -151,14 +154,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("sgemm on the CPU, row-major, ns per call, median of %d rounds taking turns\n", rounds);
-    printf("%-18s %10s %10s %10s %8s", "m x n x k (tA tB)", "crossover", "kernel", "OpenBLAS", "ratio");
+    printf("%-18s %10s %10s %10s %10s %8s", "m x n x k (tA tB)", "crossover", "kernel", "resolved", "OpenBLAS",
+           "ratio");
 #ifdef XO_HAVE_LIBXSMM
     libxsmm_init();
-    printf(" %10s %8s %8s %10s %8s", "libxsmm", "ratio_x", "ratio_k", "lx_sgemm", "ratio_s");
+    printf(" %10s %8s %8s %8s %10s %8s", "libxsmm", "ratio_x", "ratio_k", "ratio_r", "lx_sgemm", "ratio_s");
 #endif
     putchar('\n');
-    double *t[5];
-    for (int i = 0; i < 5; i++)
+    double *t[6];
+    for (int i = 0; i < 6; i++)
         t[i] = calloc((size_t)rounds, sizeof(double));
     int failed = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
@@ -174,13 +178,16 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sh->k * sh->n; i++) b[i] = (float)(i % 5) * 0.1f - 0.2f;
         const xo_transpose ta = sh->ta ? XO_TRANS : XO_NO_TRANS, tb = sh->tb ? XO_TRANS : XO_NO_TRANS;
         const int reps = 2000;
-        /* sides: 0 crossover, 1 OpenBLAS, 2 the plugin's kernel, 3 libxsmm's kernel, 4 libxsmm_sgemm (the last
-         * three where they take the shape) */
-        int side_of[5] = {0, 1}, sides = 2;
-        const int kernel = xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb,
-                                              0.0, c, sh->n);
-        if (kernel)
+        /* sides: 0 crossover, 1 OpenBLAS, 2 the plugin's kernel, 3 libxsmm's kernel, 4 libxsmm_sgemm, 5 the
+         * plugin's kernel resolved (2, 5: where the kernels take the shape; 3, 4: where libxsmm does) */
+        int side_of[6] = {0, 1}, sides = 2;
+        xo__cpu_small_call call;
+        const int kernel = xo__cpu_small_resolve(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, lda, ldb,
+                                                 0.0, sh->n, 0, XO_IDENTITY, &call);
+        if (kernel) {
             side_of[sides++] = 2;
+            side_of[sides++] = 5;
+        }
 #ifdef XO_HAVE_LIBXSMM
         /* column-major C^T = B^T A^T: libxsmm's m, n, a, b are our n, m, b, a */
         const libxsmm_blasint xm = (libxsmm_blasint)sh->n, xn = (libxsmm_blasint)sh->m, xk = (libxsmm_blasint)sh->k;
@@ -206,6 +213,9 @@ int main(int argc, char **argv)
                     for (int i = 0; i < reps; i++)
                         xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb, 0.0,
                                            c, sh->n);
+                else if (side == 5)
+                    for (int i = 0; i < reps; i++)
+                        xo__cpu_small_run(&call, a, b, c, NULL);
 #ifdef XO_HAVE_LIBXSMM
                 else if (side == 3)
                     for (int i = 0; i < reps; i++)
@@ -221,24 +231,24 @@ int main(int argc, char **argv)
                 if (r >= 0)
                     t[side][r] = (now_ns() - t0) / reps;
             }
-        double med[5];
-        for (int i = 0; i < 5; i++)
+        double med[6];
+        for (int i = 0; i < 6; i++)
             med[i] = median(t[i], rounds);
         char name[40];
         snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
         printf("%-18s %10.1f", name, med[0]);
         if (kernel)
-            printf(" %10.1f", med[2]);
+            printf(" %10.1f %10.1f", med[2], med[5]);
         else
-            printf(" %10s", "-");
+            printf(" %10s %10s", "-", "-");
         printf(" %10.1f %8.2f", med[1], med[1] / med[0]);
 #ifdef XO_HAVE_LIBXSMM
         if (xs) {
             printf(" %10.1f %8.2f", med[3], med[3] / med[0]);
             if (kernel)
-                printf(" %8.2f", med[3] / med[2]);
+                printf(" %8.2f %8.2f", med[3] / med[2], med[3] / med[5]);
             else
-                printf(" %8s", "-");
+                printf(" %8s %8s", "-", "-");
             printf(" %10.1f %8.2f", med[4], med[4] / med[0]);
         }
 #endif
@@ -283,7 +293,7 @@ int main(int argc, char **argv)
     xo_buffer_destroy(xc);
     if (failed)
         fprintf(stderr, "xo_small_gemm: %s\n", xo_last_error());
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         free(t[i]);
     xo_context_destroy(ctx);
     return failed;

@@ -74,6 +74,30 @@ int xo__cpu_small_gemm(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transp
 int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m,
                                 size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
                                 size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act);
+/* The same in two steps, as libxsmm's dispatch and call: the loop and its arguments chosen
+ * once for a shape and its scalars (0: not small; what xo__cpu_small_gemm_bias_act then
+ * declines), then run on operands at any addresses (a plan's resolved steps, the "xo_resolve"
+ * extra of cpu_plugin.c). Eager calls go through both. */
+struct xo__cpu_small_call;
+typedef void xo__cpu_small_fn(const struct xo__cpu_small_call *call, const void *a, const void *b, void *c,
+                              const void *bias);
+typedef struct xo__cpu_small_call {
+    xo__cpu_small_fn *fn;         /* the loop (A and B traded places where by_row) */
+    int f32, ta, tb, by_row, act; /* row-major after the layout swap; by_row: it swapped */
+    size_t m, n, k, lda, ldb, ldc, sr, sp;
+    double alpha, beta;
+} xo__cpu_small_call;
+int xo__cpu_small_resolve(xo_dtype dt, xo_layout layout, xo_transpose ta, xo_transpose tb, size_t m, size_t n,
+                          size_t k, double alpha, size_t lda, size_t ldb, double beta, size_t ldc, int bias, int act,
+                          xo__cpu_small_call *out);
+static inline void xo__cpu_small_run(const xo__cpu_small_call *call, const void *a, const void *b, void *c,
+                                     const void *bias) /* bias: given iff the call was resolved with one */
+{
+    if (call->by_row) /* column-major: C^T = B^T A^T */
+        call->fn(call, b, a, c, bias);
+    else
+        call->fn(call, a, b, c, bias);
+}
 /* Medium products with AVX-512: the tiles of cpu_small.c over blocks of C's rows, split over
  * the pool (NULL: the caller alone), with gemm_bias_act's epilogue (bias, act as in
  * xo__cpu_small_gemm_bias_act) applied in registers. B (after the layout swap) up to

@@ -4,7 +4,8 @@
  * networks (16x3x100: 560 ns for 4800 multiply-adds).
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
- * of these loops, written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * of these loops (chosen by xo__cpu_small_resolve, run by xo__cpu_small_run: eager calls
+ * take both steps, a plan's step only the second, the first done when it was placed), written with 64-byte vectors (GCC/Clang vector extensions) so that each
  * instruction set's instantiation keeps them in its registers; a last partial vector is
  * read and written with masks (AVX-512; a loop elsewhere):
  *   - one row of C (m = 1: a batch-1 layer, or a gemv y = A^T x as the row x^T A), up to
@@ -313,11 +314,25 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         return EPI_ANY;
     return bias || act != XO_IDENTITY ? EPI_BIAS : EPI_NONE;
 }
-/* rowv_'s case for NV = nv vectors (up to the instantiation's ROWV; the operands in scope) */
-#define ROW_CASE(SUF, nv)                                                                               \
-    case nv:                                                                                            \
-        rowe_##SUF(EPI, nv < ROWV_##SUF ? nv : ROWV_##SUF, nl, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); \
-        break;
+/* row_'s function for the epilogue E (EPI_x) and NV vectors (up to the instantiation's ROWV),
+ * picked when the call is resolved: the epilogue and the vector count constants, no dispatch
+ * at run time (xo_small_gemm's resolved 1x100x3 on a 2-core Zen 4, against a switch over both in
+ * one function: 10.3-11.2 -> 9.0-9.6 ns; libxsmm 1.17's JIT kernel 9.2-9.5) */
+#define ROW_NV(T, SUF, ATTR, NAME, E, NV)                                                               \
+    __attribute__((noinline)) ATTR static void row_##NAME##NV##_##SUF(const xo__cpu_small_call *s, const void *a, \
+                                                                      const void *b, void *c, const void *bias) \
+    {                                                                                                   \
+        rowe_##SUF(E, NV < ROWV_##SUF ? NV : ROWV_##SUF, (s->n - 1) % LANES(T) + 1, s->k, (T)s->alpha, a, s->sp, b, \
+                   s->ldb, (T)s->beta, c, bias, s->by_row, s->act);                                     \
+    }
+#define ROW_EPI(T, SUF, ATTR, NAME, E)                                                                  \
+    ROW_NV(T, SUF, ATTR, NAME, E, 1) ROW_NV(T, SUF, ATTR, NAME, E, 2) ROW_NV(T, SUF, ATTR, NAME, E, 3)    \
+    ROW_NV(T, SUF, ATTR, NAME, E, 4) ROW_NV(T, SUF, ATTR, NAME, E, 5) ROW_NV(T, SUF, ATTR, NAME, E, 6)    \
+    ROW_NV(T, SUF, ATTR, NAME, E, 7) ROW_NV(T, SUF, ATTR, NAME, E, 8)
+/* those functions for one epilogue, in the table's order */
+#define ROW_LIST(NAME, SUF)                                                                             \
+    {row_##NAME##1_##SUF, row_##NAME##2_##SUF, row_##NAME##3_##SUF, row_##NAME##4_##SUF,                 \
+     row_##NAME##5_##SUF, row_##NAME##6_##SUF, row_##NAME##7_##SUF, row_##NAME##8_##SUF}
 /* small_'s case for bstat_##SUF with K = kk, EPI = e (the operands in scope) */
 #define BSTAT_CASE(SUF, kk, e)                                                                          \
     case kk * 3 + e:                                                                                    \
@@ -791,27 +806,8 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             out_##SUF(EPI, c + v * LANES(T), s[v], v + 1 < NV ? LANES(T) : nl, alpha, beta, bias, by_row, 0, \
                       v * LANES(T), act);                                                               \
     }                                                                                                   \
-    XO_INLINE ATTR static inline void rowv_##SUF(const int EPI, size_t n, size_t k, T alpha, const T *a,  \
-                                                 size_t sp, const T *b, size_t ldb, T beta, T *c,      \
-                                                 const T *bias, int by_row, int act)                   \
-    {                                                                                                   \
-        const size_t nl = (n - 1) % LANES(T) + 1; /* the last vector's columns */                       \
-        switch ((n + LANES(T) - 1) / LANES(T)) { /* the number of vectors a constant in each */        \
-        ROW_CASE(SUF, 1) ROW_CASE(SUF, 2) ROW_CASE(SUF, 3) ROW_CASE(SUF, 4)                              \
-        ROW_CASE(SUF, 5) ROW_CASE(SUF, 6) ROW_CASE(SUF, 7)                                              \
-        default: rowe_##SUF(EPI, ROWV_##SUF, nl, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);  \
-        }                                                                                               \
-    }                                                                                                   \
-    __attribute__((noinline)) ATTR static void row_##SUF(size_t n, size_t k, T alpha, const T *a, size_t sp, \
-                                                         const T *b, size_t ldb, T beta, T *c, const T *bias, \
-                                                         int by_row, int act)                           \
-    {                                                                                                   \
-        switch (epi_of(alpha, beta, bias, by_row, act)) { /* the epilogue a constant in each case */ \
-        case EPI_ANY: rowv_##SUF(EPI_ANY, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); break; \
-        case EPI_BIAS: rowv_##SUF(EPI_BIAS, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act); break; \
-        default: rowv_##SUF(EPI_NONE, n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);          \
-        }                                                                                               \
-    }                                                                                                   \
+    /* one function per epilogue and vector count, picked when the call is resolved */                 \
+    ROW_EPI(T, SUF, ATTR, any, EPI_ANY) ROW_EPI(T, SUF, ATTR, none, EPI_NONE) ROW_EPI(T, SUF, ATTR, bias, EPI_BIAS) \
     /* Tiles over all of C's rows: TMR at a time, then 4, then the last 1-3 (with 8-row tiles,   \
      * kernel alone against 4: 32x32x32 286-291 -> 262-266 ns, 128x16x16 423-429 -> 353-354) */   \
     XO_INLINE ATTR static inline void tilese_##SUF(const int EPI, size_t m, size_t n, size_t k, T alpha,  \
@@ -1117,10 +1113,8 @@ typedef struct kernels {
                      float *, size_t, const float *, int, int);
     void (*transp_d)(size_t, size_t, size_t, double, const double *, size_t, const double *, size_t, int, double,
                      double *, size_t, const double *, int, int);
-    void (*row_f)(size_t, size_t, float, const float *, size_t, const float *, size_t, float, float *, const float *,
-                  int, int);
-    void (*row_d)(size_t, size_t, double, const double *, size_t, const double *, size_t, double, double *,
-                  const double *, int, int);
+    xo__cpu_small_fn *row_f[3][8]; /* row_, by epilogue (EPI_ANY, EPI_NONE, EPI_BIAS) and vectors - 1 */
+    xo__cpu_small_fn *row_d[3][8];
     void (*tiled_f)(size_t, size_t, size_t, float, const float *, size_t, size_t, const float *, size_t, float,
                     float *, size_t, const float *, int, int);
     void (*tiled_d)(size_t, size_t, size_t, double, const double *, size_t, size_t, const double *, size_t,
@@ -1132,7 +1126,8 @@ typedef struct kernels {
 } kernels;
 #define TABLE(F, D)                                                                                      \
     {small_##F, small_##D, shortk_##F, shortk_##D, TRANSP_##F ? transp_##F : NULL, TRANSP_##D ? transp_##D : NULL, \
-     row_##F, row_##D, tiled_##F, tiled_##D, packt_##F, packt_##D, ROWV_##F, TMR_##F}
+     {ROW_LIST(any, F), ROW_LIST(none, F), ROW_LIST(bias, F)}, {ROW_LIST(any, D), ROW_LIST(none, D), ROW_LIST(bias, D)}, \
+     tiled_##F, tiled_##D, packt_##F, packt_##D, ROWV_##F, TMR_##F}
 
 XO_CPU_KERNELS_SELECTED(kernels, TABLE)
 static const kernels *kernels_(void) { return k(); } /* k is also a dimension below */
@@ -1171,61 +1166,103 @@ static int to_row_major(xo_layout layout, size_t *m, size_t *n, const void **a, 
     return 1;
 }
 
-int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
-                                size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
-                                size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act)
+/* The loops other than row_ as a resolved call's fn: the instruction set's kernel for the dtype. */
+static void run_shortk(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
 {
-    if (k == 0 || alpha == 0 || m * n * k > XO_SMALL_MAX_FMA || (m > 32 && n > 32 && k > 32))
-        return 0; /* alpha == 0: A and B are not read (xo__cpu_scale_output) */
-    int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
-    const int by_row = to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb); /* the bias by C^T's rows */
-    const size_t lanes = dt == XO_F32 ? 16 : 8;
-    if (m == 1 && n >= XO_SMALL_ROWS_N && n <= kernels_()->rowv * lanes && !tb) {
-        const size_t sp = ta ? lda : 1;
-        if (dt == XO_F32)
-            kernels_()->row_f(n, k, (float)alpha, a, sp, b, ldb, (float)beta, c, bias, by_row, act);
-        else
-            kernels_()->row_d(n, k, alpha, a, sp, b, ldb, beta, c, bias, by_row, act);
-        return 1;
-    }
-    if (n >= XO_SMALL_ROWS_N && k <= 4 && !tb) { /* small_'s first case, without its dispatch */
-        const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1; /* a(i, p) = a[i sr + p sp] */
-        if (dt == XO_F32)
-            kernels_()->shortk_f(m, n, k, (float)alpha, a, sr, sp, b, ldb, (float)beta, c, ldc, bias, by_row, act);
-        else
-            kernels_()->shortk_d(m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act);
-        return 1;
-    }
-    if (n >= XO_SMALL_ROWS_N && !tb) { /* small_'s tiles, without its prologue */
-        const size_t sr = ta ? 1 : lda, sp = ta ? lda : 1;
-        if (dt == XO_F32)
-            kernels_()->tiled_f(m, n, k, (float)alpha, a, sr, sp, b, ldb, (float)beta, c, ldc, bias, by_row, act);
-        else
-            kernels_()->tiled_d(m, n, k, alpha, a, sr, sp, b, ldb, beta, c, ldc, bias, by_row, act);
-        return 1;
-    }
-    /* Narrow C (n <= 4) from rows of A, k <= one vector, at least a block of rows: transposed
-     * blocks, which need no scratch (kernel alone, 100x3x16: 150-155 ns against 244-251 as dots and
-     * 209-213 for libxsmm 1.17; xo_small_gemm, 2-core AMD EPYC, AVX-512). */
-    if (!ta && n <= 4 && k <= lanes && m >= lanes && kernels_()->transp_f) {
-        if (dt == XO_F32)
-            kernels_()->transp_f(m, n, k, (float)alpha, a, lda, b, ldb, tb, (float)beta, c, ldc, bias, by_row, act);
-        else
-            kernels_()->transp_d(m, n, k, alpha, a, lda, b, ldb, tb, beta, c, ldc, bias, by_row, act);
-        return 1;
-    }
-    /* One row of C (a gemv) runs as narrow rows, which need no copy of B: 1x3x100 59 ns
-     * against 126 as dots and 248 in OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512). */
-    if (work_needed(m, n, k, ta, tb, dt == XO_F32 ? 16 : 8) > XO_SMALL_WORK)
-        return 0;
+    if (s->f32)
+        kernels_()->shortk_f(s->m, s->n, s->k, (float)s->alpha, a, s->sr, s->sp, b, s->ldb, (float)s->beta, c, s->ldc,
+                             bias, s->by_row, s->act);
+    else
+        kernels_()->shortk_d(s->m, s->n, s->k, s->alpha, a, s->sr, s->sp, b, s->ldb, s->beta, c, s->ldc, bias,
+                             s->by_row, s->act);
+}
+static void run_tiled(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
+{
+    if (s->f32)
+        kernels_()->tiled_f(s->m, s->n, s->k, (float)s->alpha, a, s->sr, s->sp, b, s->ldb, (float)s->beta, c, s->ldc,
+                            bias, s->by_row, s->act);
+    else
+        kernels_()->tiled_d(s->m, s->n, s->k, s->alpha, a, s->sr, s->sp, b, s->ldb, s->beta, c, s->ldc, bias,
+                            s->by_row, s->act);
+}
+static void run_transp(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
+{
+    if (s->f32)
+        kernels_()->transp_f(s->m, s->n, s->k, (float)s->alpha, a, s->lda, b, s->ldb, s->tb, (float)s->beta, c, s->ldc,
+                             bias, s->by_row, s->act);
+    else
+        kernels_()->transp_d(s->m, s->n, s->k, s->alpha, a, s->lda, b, s->ldb, s->tb, s->beta, c, s->ldc, bias,
+                             s->by_row, s->act);
+}
+/* The general loops (small_), with their scratch. */
+static void run_any(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
+{
     union {
         float f[XO_SMALL_WORK];
         double d[XO_SMALL_WORK];
     } w;
-    if (dt == XO_F32)
-        kernels_()->f(m, n, k, (float)alpha, a, lda, ta, b, ldb, tb, (float)beta, c, ldc, w.f, bias, by_row, act);
+    if (s->f32)
+        kernels_()->f(s->m, s->n, s->k, (float)s->alpha, a, s->lda, s->ta, b, s->ldb, s->tb, (float)s->beta, c, s->ldc,
+                      w.f, bias, s->by_row, s->act);
     else
-        kernels_()->d(m, n, k, alpha, a, lda, ta, b, ldb, tb, beta, c, ldc, w.d, bias, by_row, act);
+        kernels_()->d(s->m, s->n, s->k, s->alpha, a, s->lda, s->ta, b, s->ldb, s->tb, s->beta, c, s->ldc, w.d, bias,
+                      s->by_row, s->act);
+}
+
+/* xo__cpu_small_resolve's work, inlined into the eager entry below as well. */
+XO_INLINE static inline int resolve_(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
+                                     size_t n, size_t k, double alpha, size_t lda, size_t ldb, double beta, size_t ldc,
+                                     int bias, int act, xo__cpu_small_call *out)
+{
+    if (k == 0 || alpha == 0 || m * n * k > XO_SMALL_MAX_FMA || (m > 32 && n > 32 && k > 32))
+        return 0; /* alpha == 0: A and B are not read (xo__cpu_scale_output) */
+    int ta = opa == XO_TRANS, tb = opb == XO_TRANS;
+    const void *a = NULL, *b = NULL; /* swapped at each run: by_row */
+    const int by_row = to_row_major(layout, &m, &n, &a, &lda, &b, &ldb, &ta, &tb); /* the bias by C^T's rows */
+    const size_t lanes = dt == XO_F32 ? 16 : 8;
+    const kernels *kt = kernels_();
+    xo__cpu_small_fn *fn;
+    if (m == 1 && n >= XO_SMALL_ROWS_N && n <= kt->rowv * lanes && !tb) { /* the row's loop for its epilogue */
+        const int epi = epi_of(alpha, beta, bias ? &bias : NULL, by_row, act); /* only whether there is one */
+        const size_t nv = (n + lanes - 1) / lanes;
+        fn = dt == XO_F32 ? kt->row_f[epi][nv - 1] : kt->row_d[epi][nv - 1];
+    } else if (n >= XO_SMALL_ROWS_N && k <= 4 && !tb) { /* small_'s first case, without its dispatch */
+        fn = run_shortk;
+    } else if (n >= XO_SMALL_ROWS_N && !tb) { /* small_'s tiles, without its prologue */
+        fn = run_tiled;
+    /* Narrow C (n <= 4) from rows of A, k <= one vector, at least a block of rows: transposed
+     * blocks, which need no scratch (kernel alone, 100x3x16: 150-155 ns against 244-251 as dots and
+     * 209-213 for libxsmm 1.17; xo_small_gemm, 2-core AMD EPYC, AVX-512). */
+    } else if (!ta && n <= 4 && k <= lanes && m >= lanes && kt->transp_f) {
+        fn = run_transp;
+    /* One row of C (a gemv) runs as narrow rows, which need no copy of B: 1x3x100 59 ns
+     * against 126 as dots and 248 in OpenBLAS (xo_small_gemm, 2-core AMD EPYC, AVX-512). */
+    } else if (work_needed(m, n, k, ta, tb, lanes) <= XO_SMALL_WORK) {
+        fn = run_any;
+    } else {
+        return 0;
+    }
+    *out = (xo__cpu_small_call){.fn = fn, .f32 = dt == XO_F32, .ta = ta, .tb = tb, .by_row = by_row, .act = act,
+                                .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .sr = ta ? 1 : lda,
+                                .sp = ta ? lda : 1, .alpha = alpha, .beta = beta};
+    return 1;
+}
+
+int xo__cpu_small_resolve(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m, size_t n,
+                          size_t k, double alpha, size_t lda, size_t ldb, double beta, size_t ldc, int bias, int act,
+                          xo__cpu_small_call *out)
+{
+    return resolve_(dt, layout, opa, opb, m, n, k, alpha, lda, ldb, beta, ldc, bias, act, out);
+}
+
+int xo__cpu_small_gemm_bias_act(xo_dtype dt, xo_layout layout, xo_transpose opa, xo_transpose opb, size_t m,
+                                size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
+                                size_t ldb, double beta, void *c, size_t ldc, const void *bias, int act)
+{
+    xo__cpu_small_call s;
+    if (!resolve_(dt, layout, opa, opb, m, n, k, alpha, lda, ldb, beta, ldc, bias != NULL, act, &s))
+        return 0;
+    xo__cpu_small_run(&s, a, b, c, bias);
     return 1;
 }
 
