@@ -6,6 +6,7 @@
 #include "xo_test.h"
 #include "mock_plugin.h"
 #include "test_plan_cases.h"
+#include "xo_plan.h" /* a step's direct */
 
 #include <math.h>
 #include <stdio.h>
@@ -614,6 +615,139 @@ static void plan_gemm_epilogue(void **state)
     xot_plan_done(ctx);
 }
 
+/* ---- small products resolved when the plan is placed ------------------------------------ */
+
+/* Elements a layout's rows x cols matrix with leading dimension ld spans. */
+static size_t span(int row, size_t rows, size_t cols, size_t ld)
+{
+    return row ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+
+/* One random small product of the kernels' edges (m, n or k = 1, the ODE's shapes, padded
+ * leading dimensions, transposes, both layouts, beta 0 over NaN, alpha 1 or not), f32 or f64,
+ * as a gemm or as a one-line gemm_bias_act (bias or none, activations), captured alone as a
+ * plan on the CPU: the plan's step calls the kernel the CPU plugin resolved for it (the
+ * "xo_resolve" extra) where the small kernels take the shape, and every run computes what the
+ * reference loops do with the operands as they are then (new A, B, bias and C before the
+ * second run). */
+static void small_case(xo_context *ctx, uint64_t *rng, int c, int *resolved)
+{
+    static const size_t dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100};
+    static const size_t ode[][3] = {{16, 3, 100}, {100, 3, 16}, {1, 100, 3}, {16, 100, 3}, {1, 3, 100}};
+    const int f64 = c & 1, gba = c % 3 == 0, row = xot_uniform(rng, 0, 2) < 1;
+    const size_t nd = sizeof dims / sizeof *dims;
+    size_t m = dims[(size_t)xot_uniform(rng, 0, nd)], n = dims[(size_t)xot_uniform(rng, 0, nd)],
+           k = dims[(size_t)xot_uniform(rng, 0, nd)];
+    if (c < 10) { /* the neural ODE's shapes first, row-major */
+        m = ode[c / 2][0], n = ode[c / 2][1], k = ode[c / 2][2];
+    }
+    const xo_transpose ta = c >= 10 && xot_uniform(rng, 0, 2) < 1 ? XO_TRANS : XO_NO_TRANS,
+                       tb = c >= 10 && xot_uniform(rng, 0, 2) < 1 ? XO_TRANS : XO_NO_TRANS;
+    const xo_layout layout = row || c < 10 ? XO_ROW_MAJOR : XO_COL_MAJOR;
+    const int r = layout == XO_ROW_MAJOR;
+    if (gba) /* one line of C: what a plan resolves of gemm_bias_act */
+        *(r ? &m : &n) = 1;
+    const int at = ta == XO_TRANS, bt = tb == XO_TRANS;
+    const size_t ar = at ? k : m, ac = at ? m : k, br = bt ? n : k, bc = bt ? k : n; /* A, B as stored */
+    const size_t pad = xot_uniform(rng, 0, 2) < 1 ? 0 : (size_t)xot_uniform(rng, 1, 5);
+    const size_t lda = (r ? ac : ar) + pad, ldb = (r ? bc : br) + pad, ldc = (r ? n : m) + pad;
+    const size_t na = span(r, ar, ac, lda), nb = span(r, br, bc, ldb), nc = span(r, m, n, ldc);
+    const double alpha = xot_uniform(rng, 0, 2) < 1 ? 1.0 : 0.75, beta = xot_uniform(rng, 0, 2) < 1 ? 0.0 : 0.5;
+    static const xo_unary_op acts[] = {XO_IDENTITY, XO_TANH, XO_RELU, XO_SIGMOID};
+    const xo_unary_op act = gba ? acts[(size_t)xot_uniform(rng, 0, 4)] : XO_IDENTITY;
+    const int with_bias = gba && xot_uniform(rng, 0, 3) < 2;
+    const size_t es = f64 ? sizeof(double) : sizeof(float);
+    char what[200];
+    snprintf(what, sizeof what, "case %d: %s %s %zux%zux%zu %c%c %s lda %zu ldb %zu ldc %zu alpha %g beta %g", c,
+             f64 ? "f64" : "f32", gba ? "gemm_bias_act" : "gemm", m, n, k, at ? 'T' : 'N', bt ? 'T' : 'N',
+             r ? "row" : "col", lda, ldb, ldc, alpha, beta);
+    double *h[4]; /* A, B, C, bias in double; the buffers hold them as the dtype */
+    const size_t cnt[4] = {na, nb, nc, n};
+    xo_buffer *b[4];
+    for (int i = 0; i < 4; i++) {
+        h[i] = malloc(cnt[i] * sizeof(double));
+        assert_non_null(h[i]);
+        b[i] = NULL;
+        assert_int_equal(xo_buffer_create(ctx, cnt[i] * es, &b[i]), XO_OK);
+    }
+    xo_plan *plan = NULL;
+    for (int run = 0; run < 2; run++) {
+        for (int i = 0; i < 4; i++) { /* new operands; C all NaN under beta 0 (never read) */
+            xot_fill_d(h[i], cnt[i], (uint64_t)(c * 8 + run * 4 + i + 1), -1.0, 1.0);
+            if (i == 2 && beta == 0)
+                for (size_t e = 0; e < cnt[i]; e++)
+                    h[i][e] = NAN;
+            void *t = malloc(cnt[i] * es);
+            for (size_t e = 0; e < cnt[i]; e++)
+                if (f64)
+                    ((double *)t)[e] = h[i][e];
+                else
+                    ((float *)t)[e] = (float)(h[i][e] = (float)h[i][e]);
+            xot_assert_ok(xo_buffer_write(b[i], 0, t, cnt[i] * es));
+            free(t);
+        }
+        if (!plan) {
+            xot_assert_ok(xo_capture_begin(ctx));
+            xo_buffer *bias = with_bias ? b[3] : NULL;
+            if (gba && f64)
+                xot_assert_ok(xo_dgemm_bias_act(ctx, layout, ta, tb, m, n, k, alpha, b[0], 0, lda, b[1], 0, ldb, beta,
+                                                b[2], 0, ldc, bias, 0, act));
+            else if (gba)
+                xot_assert_ok(xo_sgemm_bias_act(ctx, layout, ta, tb, m, n, k, (float)alpha, b[0], 0, lda, b[1], 0, ldb,
+                                                (float)beta, b[2], 0, ldc, bias, 0, act));
+            else if (f64)
+                xot_assert_ok(
+                    xo_dgemm(ctx, layout, ta, tb, m, n, k, alpha, b[0], 0, lda, b[1], 0, ldb, beta, b[2], 0, ldc));
+            else
+                xot_assert_ok(xo_sgemm(ctx, layout, ta, tb, m, n, k, (float)alpha, b[0], 0, lda, b[1], 0, ldb,
+                                       (float)beta, b[2], 0, ldc));
+            xot_assert_ok(xo_capture_end(ctx, &plan));
+        }
+        xot_assert_ok(xo_plan_run(plan));
+        xot_assert_ok(xo_finish(ctx));
+        const int res = plan->steps[0].direct == XO_DIRECT_RESOLVED;
+        if (c < 10 && !res)
+            fail_msg("%s: the neural ODE's shape was not resolved", what);
+        *resolved += res && run == 0;
+        double *want = malloc(nc * sizeof(double));
+        memcpy(want, h[2], nc * sizeof(double));
+        xot_ref_dgemm_bias_act(layout, ta, tb, m, n, k, alpha, h[0], lda, h[1], ldb, beta, want, ldc,
+                               with_bias ? h[3] : NULL, act);
+        void *got = xot_read_all(b[2]);
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                const size_t e = r ? i * ldc + j : j * ldc + i;
+                const double g = f64 ? ((double *)got)[e] : ((float *)got)[e];
+                if (!(fabs(g - want[e]) <= (f64 ? 1e-12 : 2e-5) * (1 + fabs(want[e])) * (double)k))
+                    fail_msg("%s, run %d%s: C(%zu, %zu) = %.9g, reference %.9g", what, run, res ? " (resolved)" : "",
+                             i, j, g, want[e]);
+            }
+        free(got);
+        free(want);
+    }
+    xo_plan_destroy(plan);
+    for (int i = 0; i < 4; i++) {
+        xo_buffer_destroy(b[i]);
+        free(h[i]);
+    }
+}
+
+static void plan_small_resolved(void **state)
+{
+    (void)state;
+    int mock;
+    xo_context *ctx = xot_plan_context(&xot_plan_fast_mock, &mock);
+    ctx->forced = 0;
+    uint64_t rng = 30;
+    int resolved = 0, cases = 240;
+    for (int c = 0; c < cases; c++)
+        small_case(ctx, &rng, c, &resolved);
+    /* most random shapes are small enough (not those with two of m, n, k past 32 and no line) */
+    if (resolved < cases / 2)
+        fail_msg("only %d of %d small products were resolved", resolved, cases);
+    xot_plan_done(ctx);
+}
+
 /* ---- the CPU's chain runner on every op, every tail length ---------------------------- */
 
 extern size_t xo__cpu_chain_min_n; /* plugins/cpu/cpu_chain.c: shorter chains run op by op */
@@ -741,6 +875,7 @@ int main(void)
         cmocka_unit_test(plan_chain_alloc_fails),
         cmocka_unit_test(plan_fused_threads),
         cmocka_unit_test(plan_gemm_epilogue),
+        cmocka_unit_test(plan_small_resolved),
         cmocka_unit_test(plan_chain_cpu_every_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

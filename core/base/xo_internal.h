@@ -302,6 +302,7 @@ struct xo_context {
     xo__fault faults[XO_MAX_FAULTS];
     int fast_dispatch; /* dispatch may take its inline CPU path (xo_dispatch.h) */
     const xo_host_blas *host_blas; /* device 0's host BLAS entries for the express path, or NULL */
+    const xo_resolver *resolver;   /* device 0's kernels resolved once for a plan's ops, or NULL */
     xo__correction *correction;
     xo__summary *summary;          /* XO_LOG=summary, else NULL */
     pthread_mutex_t profile_lock;  /* dev[].profile and the figures of dev[].info: background

@@ -103,8 +103,10 @@ static xo_status create(xo_context **out, int private_)
     ctx->fast_dispatch = ctx->nfaults == 0 && !ctx->sim; /* a simulation's CPU ops keep its clock */
     /* The host device's CBLAS-style entries for the fast paths, if its plugin has them. */
     const xo_plugin *host_pl = ctx->dev[0].plugin;
-    if (ctx->dev[0].info.kind == XO_DEVICE_CPU && host_pl->get_proc_address)
+    if (ctx->dev[0].info.kind == XO_DEVICE_CPU && host_pl->get_proc_address) {
         ctx->host_blas = host_pl->get_proc_address("xo_host_blas");
+        ctx->resolver = host_pl->get_proc_address("xo_resolve");
+    }
     /* Each device's chain runner (plans run fused element-wise chains through it). */
     for (int d = 0; d < ctx->ndev; d++)
         if (ctx->dev[d].plugin->get_proc_address)

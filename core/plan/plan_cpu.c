@@ -9,25 +9,31 @@
  * written buffer marked current on the host only, the ops counted together, their busy
  * time taken once. Nothing else can change those buffers meanwhile (CONTRACT.md: an op
  * that writes a buffer has it to itself), so this is what recording them op by op gives.
- * gemm, gemv and axpy call the host BLAS entries (xo_host_blas) directly, as eager's
- * express path does (the same sizes: a larger one runs through the plugin's run(), on its
- * threads). */
+ * Small gemms, and gemm_bias_act with one line of C, call the kernel the CPU plugin chose
+ * for them when the plan was placed (the "xo_resolve" extra); other gemms, gemv and axpy
+ * call the host BLAS entries (xo_host_blas) directly, as eager's express path does (the
+ * same sizes: a larger one runs through the plugin's run(), on its threads). */
 #include "xo_plan.h"
 #include "xo_ops.h"
 #include "xo_record.h"
 
 #include <stdlib.h>
 
-/* gemm (alpha != 0: OpenBLAS may read A and B otherwise, where the plugin does not), gemv
- * (alpha != 0 likewise) and axpy on the CPU, every figure within BLAS's int: the CPU
- * plugin's run() computes the same through the same calls (its host BLAS entries). */
-int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s)
+/* A kernel the CPU plugin resolved for the op (its "xo_resolve" extra: small gemms and
+ * one-line gemm_bias_act), filling in s->res; else gemm (alpha != 0: OpenBLAS may read A
+ * and B otherwise, where the plugin does not), gemv (alpha != 0 likewise) and axpy on the
+ * CPU, every figure within BLAS's int: the CPU plugin's run() computes the same through
+ * the same calls (its host BLAS entries). */
+int xo__plan_direct(const xo_context *ctx, xo__step *s)
 {
     const xo_host_blas *hb = ctx->host_blas;
     const xo_op_desc *d = &s->op.desc;
     int f32 = d->dtype == XO_F32;
-    if (!hb || s->kind != XO_STEP_OP || s->dev != 0 ||
-        (d->m | d->n | d->k | d->ld[0] | d->ld[1] | d->ld[2] | d->inc[0] | d->inc[1]) > 0x7fffffff)
+    if (s->kind != XO_STEP_OP || s->dev != 0)
+        return 0;
+    if (ctx->resolver && ctx->resolver->resolve(ctx->dev[0].pstate, 0, d, &s->res))
+        return XO_DIRECT_RESOLVED;
+    if (!hb || (d->m | d->n | d->k | d->ld[0] | d->ld[1] | d->ld[2] | d->inc[0] | d->inc[1]) > 0x7fffffff)
         return 0;
     switch (d->kind) {
     case XO_OP_GEMM:
@@ -40,8 +46,14 @@ int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s)
 }
 
 #define ARG(i, T) ((T *)d->arg[i].host + d->arg[i].off)
-void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d)
+void xo__plan_run_direct(const xo_context *ctx, const xo__step *s)
 {
+    const xo_op_desc *d = &s->op.desc;
+    if (s->direct == XO_DIRECT_RESOLVED) {
+        s->res.run(&s->res, d);
+        return;
+    }
+    const xo_host_blas *hb = ctx->host_blas;
     int f32 = d->dtype == XO_F32;
     switch (d->kind) {
     case XO_OP_GEMM:
@@ -166,14 +178,13 @@ int xo__plan_run_segment(xo_plan *p, const xo__seg *g, int stat_slot)
         if ((e[k].need && !(xo__valid(e[k].b) & 1u)) || (e[k].write && xo__inflight(e[k].b)))
             return 0;
     uint64_t t0 = g->known_ns ? 0 : xo__ticks(); /* tiny ops are not timed (as eager's) */
-    const xo_host_blas *hb = ctx->host_blas;
     xo__step *s = &p->steps[g->first];
     int done = 0;
     for (; done < g->len; done++) {
         if (s[done].epilogue < 0) /* its gemm ran it */
             continue;
         if (s[done].direct)
-            xo__plan_run_direct(hb, &s[done].op.desc);
+            xo__plan_run_direct(ctx, &s[done]);
         else if (__builtin_expect(xo__dev_run_cpu(ctx, &s[done].op.desc) != XO_OK, 0))
             break;
     }

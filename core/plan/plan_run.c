@@ -44,7 +44,7 @@ void xo__plan_prepare_run(xo_plan *p)
         p->fuse_strikes = 0;
     }
     for (int i = 0; i < p->nsteps; i++)
-        p->steps[i].direct = xo__plan_direct_ok(p->ctx, &p->steps[i]);
+        p->steps[i].direct = xo__plan_direct(p->ctx, &p->steps[i]);
     xo__plan_segments(p);
     xo__plan_graph_prepare(p);
 }
@@ -63,7 +63,7 @@ static xo_status run_op(xo_plan *p, xo__step *s, int fast)
         if (ok) {
             uint64_t t0 = s->known_ns ? 0 : xo__ticks();
             if (s->direct)
-                xo__plan_run_direct(ctx->host_blas, &op->desc);
+                xo__plan_run_direct(ctx, s);
             if (s->direct || __builtin_expect(xo__dev_run_cpu(ctx, &op->desc) == XO_OK, 1)) {
                 xo__record_ran(ctx, op->stat_slot, 0, op->buf, op->desc.narg, op->writes, s->known_ns,
                                s->known_ns ? 0 : xo__ticks() - t0);

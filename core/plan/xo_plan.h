@@ -23,7 +23,8 @@ typedef enum xo__step_kind { XO_STEP_OP, XO_STEP_WRITE, XO_STEP_READ } xo__step_
 typedef struct xo__step {
     xo__step_kind kind;
     int dev;           /* ops: the device the plan runs it on */
-    int direct;        /* ops on the CPU: call the host BLAS entry (xo_host_blas) directly */
+    int direct;        /* ops on the CPU: XO_DIRECT_BLAS, call the host BLAS entry (xo_host_blas)
+                        * directly; XO_DIRECT_RESOLVED, call res (the "xo_resolve" extra); 0: run() */
     int fused;         /* ops: the first of a fused group: how many ops it runs (>= 2) as one
                         * chain (xo__plan_chain `chain`); -1: run by the group before it; 0: not
                         * fused (plan_fuse.c) */
@@ -40,7 +41,9 @@ typedef struct xo__step {
     void *host;        /* reads: dst; writes: src (the caller's) */
     size_t offset, bytes;
     xo__op op;         /* ops: as validated, host pointers filled in */
+    xo_resolved res;   /* direct == XO_DIRECT_RESOLVED: op's kernel, chosen when the plan was placed */
 } xo__step;
+enum { XO_DIRECT_BLAS = 1, XO_DIRECT_RESOLVED };
 
 /* A run of consecutive CPU steps (plan_cpu.c): checked once, run back to back, recorded
  * once. bufs[0..nbuf) are the distinct buffers its ops use: `need`, read before written
@@ -153,9 +156,10 @@ int xo__plan_nsteps(const xo_plan *p);
 /* After placement: fusion, which CPU steps call the host BLAS directly, the runs of CPU
  * steps (plan_run.c, plan_cpu.c). */
 void xo__plan_prepare_run(xo_plan *p);
-/* plan_cpu.c: step s may call the host BLAS entry directly; calling it. */
-int xo__plan_direct_ok(const xo_context *ctx, const xo__step *s);
-void xo__plan_run_direct(const xo_host_blas *hb, const xo_op_desc *d);
+/* plan_cpu.c: how step s may run without run(), 0 if not (XO_DIRECT_RESOLVED: s->res filled
+ * in); running it so. */
+int xo__plan_direct(const xo_context *ctx, xo__step *s);
+void xo__plan_run_direct(const xo_context *ctx, const xo__step *s);
 /* plan_cpu.c: find the runs of >= 2 consecutive unfused CPU ops (best effort: none if
  * memory is short); run run `seg` if its buffers are ready on the host: returns how many
  * of its steps ran and were recorded (0: not ready, run them one by one; fewer than its

@@ -289,12 +289,52 @@ static const xo_chain_runner cpu_chain = {
     .run = cpu_chain_run,
 };
 
-/* The extras of this plugin: its host BLAS entries, for the core's fast path, and its
- * chain runner, for plans. */
+/* The "xo_resolve" extra: a plan's small gemm, or gemm_bias_act with one line of C (which
+ * xo__cpu_gemm_bias_act runs wholly in these kernels), resolved once to the loop that runs
+ * it (cpu_small.c); replays then call the loop with the operands' addresses alone, without
+ * run()'s dispatch and the kernel's choice (xo_small_gemm on a 2-core Zen 4, 1x100x3: the
+ * call resolved at 9.0-9.6 ns against 15.7-16.0 through xo__cpu_small_gemm, libxsmm's JIT
+ * kernel 9.5; docs/bench.md, "Issue 30, tenth pass"). */
+_Static_assert(sizeof(xo__cpu_small_call) <= sizeof(((xo_resolved *)0)->state.bytes), "a small call fits a resolved op");
+static void cpu_resolved_run(const xo_resolved *r, const xo_op_desc *op)
+{
+    xo__cpu_small_call call;
+    memcpy(&call, r->state.bytes, sizeof call);
+    xo__cpu_small_run(&call, xo__cpu_ptr(op, 0), xo__cpu_ptr(op, 1), xo__cpu_ptr(op, 2),
+                      op->narg == 4 ? xo__cpu_ptr(op, 3) : NULL);
+}
+
+static int cpu_resolve(void *state, int dev, const xo_op_desc *op, xo_resolved *out)
+{
+    (void)state;
+    (void)dev;
+    int act = XO_IDENTITY;
+    if (op->kind == XO_OP_GEMM_BIAS_ACT) {
+        if ((op->layout == XO_ROW_MAJOR ? op->m : op->n) != 1) /* more lines: the product, then the epilogue's loops */
+            return 0;
+        act = op->subop;
+    } else if (op->kind != XO_OP_GEMM) {
+        return 0;
+    }
+    xo__cpu_small_call call;
+    if (!xo__cpu_small_resolve(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, op->ld[0],
+                               op->ld[1], op->beta, op->ld[2], op->narg == 4, act, &call))
+        return 0;
+    out->run = cpu_resolved_run;
+    memcpy(out->state.bytes, &call, sizeof call);
+    return 1;
+}
+
+static const xo_resolver cpu_resolver = {.resolve = cpu_resolve};
+
+/* The extras of this plugin: its host BLAS entries, for the core's fast path, its chain
+ * runner and its resolver, for plans. */
 static const void *cpu_get_proc_address(const char *name)
 {
     if (strcmp(name, "xo_host_blas") == 0)
         return &cpu_host_blas;
+    if (strcmp(name, "xo_resolve") == 0)
+        return &cpu_resolver;
     return strcmp(name, "xo_chain") == 0 ? &cpu_chain : NULL;
 }
 

@@ -282,7 +282,9 @@ typedef struct xo_plugin {
      *   "xo_host_blas"  a `const xo_host_blas *` (below): the device computes in host
      *                   memory and offers CBLAS-style entries for the core's fast path.
      *   "xo_chain"      a `const xo_chain_runner *` (below): element-wise chains run as
-     *                   one pass (plans). */
+     *                   one pass (plans).
+     *   "xo_resolve"    a `const xo_resolver *` (below): a kernel chosen once for one
+     *                   op of a plan, on a device that computes in host memory. */
     const void *(*get_proc_address)(const char *name);
 } xo_plugin;
 
@@ -379,6 +381,26 @@ typedef struct xo_host_blas {
     void (*saxpy)(int n, float alpha, const float *x, int incx, float *y, int incy);
     void (*daxpy)(int n, double alpha, const double *x, int incx, double *y, int incy);
 } xo_host_blas;
+
+/* The "xo_resolve" extra (plans): for a device that computes in host memory, the kernel
+ * for one op, its shape and scalars chosen once, when a plan is placed, as libxsmm's
+ * dispatch gives a kernel for a shape; each replay then calls `run` with that op as
+ * recorded (the same desc; only its operands' host addresses are read again), skipping
+ * run()'s checks and dispatch. `resolve` returns 1 and fills *out where it has such a
+ * kernel for op on dev, 0 otherwise (the core then calls run()). A resolved kernel
+ * computes exactly what run() computes for the op, and cannot fail. `state` is the
+ * plugin's: what the kernel needs, by value (no pointer into the desc; memcpy in and out). */
+typedef struct xo_resolved {
+    void (*run)(const struct xo_resolved *r, const xo_op_desc *op);
+    union {
+        unsigned char bytes[112];
+        double align_d;
+        void *align_p;
+    } state;
+} xo_resolved;
+typedef struct xo_resolver {
+    int (*resolve)(void *state, int dev, const xo_op_desc *op, xo_resolved *out);
+} xo_resolver;
 
 #ifdef __cplusplus
 }
