@@ -1182,24 +1182,18 @@ static int to_row_major(xo_layout layout, size_t *m, size_t *n, const void **a, 
     return 1;
 }
 
-/* The loops other than row_ as a resolved call's fn: the instruction set's kernel for the dtype. */
-static void run_shortk(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
+/* The loops other than row_ as a resolved call's fn: the instruction set's kernel for the dtype.
+ * Wide C (n >= XO_SMALL_ROWS_N), B upright: small_'s first case (k <= 4, without its dispatch)
+ * or its tiles (without its prologue). */
+static void run_wide(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
 {
+    const kernels *kt = kernels_();
     if (s->f32)
-        kernels_()->shortk_f(s->m, s->n, s->k, (float)s->alpha, a, s->sr, s->sp, b, s->ldb, (float)s->beta, c, s->ldc,
-                             bias, s->by_row, s->act);
+        (s->k <= 4 ? kt->shortk_f : kt->tiled_f)(s->m, s->n, s->k, (float)s->alpha, a, s->sr, s->sp, b, s->ldb,
+                                                 (float)s->beta, c, s->ldc, bias, s->by_row, s->act);
     else
-        kernels_()->shortk_d(s->m, s->n, s->k, s->alpha, a, s->sr, s->sp, b, s->ldb, s->beta, c, s->ldc, bias,
-                             s->by_row, s->act);
-}
-static void run_tiled(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
-{
-    if (s->f32)
-        kernels_()->tiled_f(s->m, s->n, s->k, (float)s->alpha, a, s->sr, s->sp, b, s->ldb, (float)s->beta, c, s->ldc,
-                            bias, s->by_row, s->act);
-    else
-        kernels_()->tiled_d(s->m, s->n, s->k, s->alpha, a, s->sr, s->sp, b, s->ldb, s->beta, c, s->ldc, bias,
-                            s->by_row, s->act);
+        (s->k <= 4 ? kt->shortk_d : kt->tiled_d)(s->m, s->n, s->k, s->alpha, a, s->sr, s->sp, b, s->ldb, s->beta, c,
+                                                 s->ldc, bias, s->by_row, s->act);
 }
 static void run_transp(const xo__cpu_small_call *s, const void *a, const void *b, void *c, const void *bias)
 {
@@ -1242,10 +1236,8 @@ XO_INLINE static inline int resolve_(xo_dtype dt, xo_layout layout, xo_transpose
         const int epi = epi_of(alpha, beta, bias ? &bias : NULL, by_row, act); /* only whether there is one */
         const size_t nv = (n + lanes - 1) / lanes;
         fn = dt == XO_F32 ? kt->row_f[epi][nv - 1] : kt->row_d[epi][nv - 1];
-    } else if (n >= XO_SMALL_ROWS_N && k <= 4 && !tb) { /* small_'s first case, without its dispatch */
-        fn = run_shortk;
-    } else if (n >= XO_SMALL_ROWS_N && !tb) { /* small_'s tiles, without its prologue */
-        fn = run_tiled;
+    } else if (n >= XO_SMALL_ROWS_N && !tb) {
+        fn = run_wide;
     /* Narrow C (n <= 4) from rows of A, k <= one vector, at least a block of rows: transposed
      * blocks, which need no scratch (kernel alone, 100x3x16: 150-155 ns against 244-251 as dots and
      * 209-213 for libxsmm 1.17; xo_small_gemm, 2-core AMD EPYC, AVX-512). */
