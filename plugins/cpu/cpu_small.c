@@ -314,15 +314,26 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         return EPI_ANY;
     return bias || act != XO_IDENTITY ? EPI_BIAS : EPI_NONE;
 }
-/* The dots' copy of a dense upright B (k rows of N elements) into its columns (w: N rows of k),
- * N a constant, so that the compiler loads whole vectors of B and shuffles its columns out of
- * them (xo_small_gemm, 2-core Zen 4: 16x3x100 resolved 269-271 -> 211 ns, OpenBLAS 233) */
-#define COLS_DENSE(T, N)                                                                                \
+/* A dense matrix of `rows` rows of W elements transposed (dst: W rows of `rows`), W a constant,
+ * so that the compiler loads whole vectors of src and shuffles its columns out of them; the
+ * copies of a narrow dense B (xo_small_gemm, 2-core Zen 4, resolved: the dots' columns of an
+ * upright B, 16x3x100 269-271 -> 211 ns, OpenBLAS 233; a transposed B with k <= 4 copied
+ * upright for wide C, 16x100x3 N T 215 -> 122, OpenBLAS 367). NARROW_T: width 1-4 as W
+ * (done = 1), else nothing (done = 0). */
+#define TRANSPOSE_W(W, rows, src, dst)                                                                  \
     do {                                                                                                \
-        _Pragma("GCC ivdep") for (size_t p = 0; p < k; p++)                                             \
-            for (size_t j = 0; j < (N); j++)                                                            \
-                w[j * k + p] = b[p * (N) + j];                                                          \
+        _Pragma("GCC ivdep") for (size_t r_ = 0; r_ < (rows); r_++)                                     \
+            for (size_t q_ = 0; q_ < (W); q_++)                                                         \
+                (dst)[q_ * (rows) + r_] = (src)[r_ * (W) + q_];                                         \
     } while (0)
+#define NARROW_T(width, rows, src, dst, done)                                                             \
+    switch (width) {                                                                                    \
+    case 1: TRANSPOSE_W(1, rows, src, dst); done = 1; break;                                            \
+    case 2: TRANSPOSE_W(2, rows, src, dst); done = 1; break;                                            \
+    case 3: TRANSPOSE_W(3, rows, src, dst); done = 1; break;                                            \
+    case 4: TRANSPOSE_W(4, rows, src, dst); done = 1; break;                                            \
+    default: done = 0;                                                                                  \
+    }
 /* row_'s function for the epilogue E (EPI_x) and NV vectors (up to the instantiation's ROWV),
  * picked when the call is resolved: the epilogue and the vector count constants, no dispatch
  * at run time (xo_small_gemm's resolved 1x100x3 on a 2-core Zen 4, against a switch over both in
@@ -967,7 +978,9 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             const T *bu = b;                                                                            \
             size_t ldu = ldb;                                                                           \
             if (tb) {                                                                                   \
-                for (size_t j = 0; j < n; j++)                                                          \
+                int done;                                                                               \
+                NARROW_T(ldb == k ? k : 0, n, b, w, done) /* dense with short k: vectors */             \
+                for (size_t j = 0; j < n && !done; j++)                                                 \
                     for (size_t p = 0; p < k; p++)                                                      \
                         w[p * n + j] = b[j * ldb + p];                                                  \
                 bu = w;                                                                                 \
@@ -1058,18 +1071,13 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         const T *bt = b;                                                                            \
         size_t ldbt = ldb;                                                                          \
         if (!tb) { /* along B's rows (n < 8 elements each), into its columns */                    \
-            switch (ldb == n ? n : 0) { /* a dense B's width a constant: vector loads and shuffles */ \
-            case 1: COLS_DENSE(T, 1); break;                                                        \
-            case 2: COLS_DENSE(T, 2); break;                                                        \
-            case 3: COLS_DENSE(T, 3); break;                                                        \
-            case 4: COLS_DENSE(T, 4); break;                                                        \
-            default:                                                                                \
-                for (size_t p = 0; p < k; p++) {                                                    \
-                    const T *bp = b + p * ldb;                                                      \
-                    UNROLL8 for (size_t j = 0; j < XO_SMALL_ROWS_N - 1; j++)                        \
-                        if (j < n)                                                                  \
-                            w[j * k + p] = bp[j];                                                   \
-                }                                                                                   \
+            int done;                                                                               \
+            NARROW_T(ldb == n ? n : 0, k, b, w, done) /* dense: vector loads and shuffles */        \
+            for (size_t p = 0; p < k && !done; p++) {                                               \
+                const T *bp = b + p * ldb;                                                          \
+                UNROLL8 for (size_t j = 0; j < XO_SMALL_ROWS_N - 1; j++)                            \
+                    if (j < n)                                                                      \
+                        w[j * k + p] = bp[j];                                                       \
             }                                                                                       \
             bt = w;                                                                                 \
             ldbt = k;                                                                               \
