@@ -5,7 +5,8 @@
  *
  * Every gemm becomes row-major first (a column-major C = A B is C^T = B^T A^T), then one
  * of these loops (chosen by xo__cpu_small_resolve, run by xo__cpu_small_run: eager calls
- * take both steps, a plan's step only the second, the first done when it was placed), written with 64-byte vectors (GCC/Clang vector extensions) so that each
+ * take both steps, a plan's step only the second, the first done when it was placed),
+ * written with 64-byte vectors (GCC/Clang vector extensions) so that each
  * instruction set's instantiation keeps them in its registers; a last partial vector is
  * read and written with masks (AVX-512; a loop elsewhere):
  *   - one row of C (m = 1: a batch-1 layer, or a gemv y = A^T x as the row x^T A), up to
