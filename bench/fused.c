@@ -109,7 +109,7 @@ static void separate_cb(void *g, long r) { run_separate(g, r); }
 static void gemm_table(xo_context *ctx, int batches)
 {
     /* the small networks' shapes first (cpu_small.c's kernels, the epilogue in registers) */
-    static const size_t sizes[][3] = {{1, 100, 3},      {16, 100, 3},     {100, 100, 3},     {1, 3, 100},
+    static const size_t sizes[][3] = {{1, 100, 3},      {16, 100, 3},     {100, 100, 3},     {1, 3, 100}, {16, 3, 100},
                                       {64, 64, 64},     {256, 256, 256},  {1024, 1024, 64}, {4096, 256, 256},
                                       {4096, 4096, 64}};
     static const char *devices[] = {"cpu", "opencl"};

@@ -131,6 +131,8 @@ typedef struct job {
         const T *y = (const T *)(in->at[1] + i0 * in->step[1]);                                       \
         T *o = (T *)(in->at[2] + i0 * in->step[2]);                                                   \
         const T a = in->a, b = in->b;                                                                 \
+        if (in->code == I_UNARY + XO_TANH && XO_CPU_TANH_LOOP_##SUF(x, o, n))                         \
+            return;                                                                                   \
         switch (in->code) {                                                                           \
             XO_UNARY_OP_MAP(UNARY_CASE_)                                                              \
             XO_BINARY_OP_MAP(BINARY_CASE_)                                                            \

@@ -18,6 +18,8 @@
     ATTR static void unary_##SUF(int op, const T *x, T *y, size_t n) /* y may be x */                \
     {                                                                                                \
         typedef T xo_real __attribute__((unused)); /* the element type of xo_formulas.h */        \
+        if (op == XO_TANH && XO_CPU_TANH_LOOP_##SUF(x, y, n))                                        \
+            return;                                                                                  \
         switch (op) { XO_UNARY_OP_MAP(UNARY_CASE_) }                                                 \
     }                                                                                                \
     ATTR static void binary_##SUF(int op, const T *a, const T *b, T *c, size_t n)                    \

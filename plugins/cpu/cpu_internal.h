@@ -253,7 +253,46 @@ static inline float xo__cpu_tanhf(float x)
     c = c > -XO_TANHF_CLAMP ? c : -XO_TANHF_CLAMP;
     float z = c * c;
     float r = XO_TANHF_P(z) * c / XO_TANHF_Q(z);
-    r = fabsf(x) < XO_TANHF_SMALL ? x : r;
-    return x != x ? x : r;
+    return !(fabsf(x) >= XO_TANHF_SMALL) ? x : r; /* |x| small, or NaN: x itself */
 }
+
+/* The same on 16 floats with AVX-512, written with its instructions: the clamps as min and
+ * max (a NaN comes out of them as a bound, and is put back with the small inputs by the one
+ * select at the end). GCC vectorises xo__cpu_tanhf with masked multiply-adds, mask
+ * arithmetic and three selects: over 1600 floats in L1 (the neural ODE's hidden layer), one
+ * core of a Zen 4, 0.33 ns per element so (0.31 with the one select above), 0.27 here;
+ * glibc's vector tanhf, which -O3 -march=native -ffast-math calls, 0.39. Used by the unary
+ * loop (XO_CPU_TANH_LOOP) and cpu_small.c's epilogues. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512 xo__cpu_tanhf16(__m512 x)
+{
+    typedef float v16 __attribute__((vector_size(64)));
+    const __m512 k = _mm512_set1_ps(XO_TANHF_CLAMP);
+    const v16 c = (v16)_mm512_max_ps(_mm512_min_ps(x, k), _mm512_sub_ps(_mm512_setzero_ps(), k)), z = c * c;
+    const __m512 r = _mm512_div_ps((__m512)(XO_TANHF_P(z) * c), (__m512)XO_TANHF_Q(z));
+    const __mmask16 own = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(XO_TANHF_SMALL), _CMP_NGE_UQ);
+    return _mm512_mask_mov_ps(r, own, x);
+}
+/* y = tanh(x) over n floats (y may be x), the last partial vector masked */
+__attribute__((target("avx512f,avx2,fma"))) static inline void xo__cpu_tanhf_avx512(const float *x, float *y,
+                                                                                     size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, xo__cpu_tanhf16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, xo__cpu_tanhf16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+/* XO_CPU_TANH_LOOP_##SUF(x, y, n): 1 after the float tanh loop above where the instantiation
+ * SUF has it (f_avx512), else 0 without evaluating anything. */
+#define XO_CPU_TANH_LOOP_f_avx512(x, y, n) (xo__cpu_tanhf_avx512((x), (y), (n)), 1)
+#endif
+#define XO_CPU_TANH_LOOP_f(x, y, n) 0
+#define XO_CPU_TANH_LOOP_d(x, y, n) 0
+#define XO_CPU_TANH_LOOP_f_avx2(x, y, n) 0
+#define XO_CPU_TANH_LOOP_d_avx2(x, y, n) 0
+#define XO_CPU_TANH_LOOP_d_avx512(x, y, n) 0
 #endif

@@ -301,6 +301,16 @@
 #define TMR_f_avx512 8
 #define TMR_d_avx512 8
 
+/* A float vector's tanh: AVX-512's own (xo__cpu_tanhf16, cpu_internal.h), else vtanhf_ below. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VTANH_f_avx512(v) ((V_f_avx512)xo__cpu_tanhf16((__m512)(v)))
+#define VTANH_d_avx512(v) vtanhf_d_avx512(v)
+#define VTANH_f_avx2(v) vtanhf_f_avx2(v)
+#define VTANH_d_avx2(v) vtanhf_d_avx2(v)
+#endif
+#define VTANH_f(v) vtanhf_f(v)
+#define VTANH_d(v) vtanhf_d(v)
+
 /* The epilogue a loop applies to C's vectors (EPI, a constant where inlined): */
 #define EPI_ANY 0  /* alpha, beta, bias by row or column, activation (put_) */
 #define EPI_NONE 1 /* alpha 1, beta 0, no bias, no activation: stored as they are */
@@ -441,7 +451,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
         if (has_bias)                                                                                   \
             v += bias;                                                                                  \
         if (act == XO_TANH && sizeof(T) == sizeof(float))                                               \
-            v = vtanhf_##SUF(v);                                                                        \
+            v = VTANH_##SUF(v);                                                                        \
         else if (act != XO_IDENTITY)                                                                    \
             v = actv_##SUF(v, act);                                                                     \
         if (nj == LANES(T))                                                                             \
@@ -578,7 +588,7 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             v += bj;                                                                                    \
         }                                                                                               \
         if (EPI == EPI_BIASV && act == XO_TANH && sizeof(T) == sizeof(float))                           \
-            v = vtanhf_##SUF(v);                                                                        \
+            v = VTANH_##SUF(v);                                                                        \
         else if (EPI == EPI_BIAS || EPI == EPI_BIASV)                                                   \
             v = actin_##SUF(v, act);                                                                    \
         if (nj == LANES(T))                                                                             \
