@@ -56,6 +56,7 @@ static double median(double *v, int n)
 typedef struct shape {
     size_t m, n, k;
     int ta, tb;
+    float beta; /* 1: C += op(A) op(B), as a gradient's sum */
 } shape;
 
 /* Host work between two calls, as a program does between ops (about 0.5 us): OpenBLAS's
@@ -143,11 +144,12 @@ int main(int argc, char **argv)
     if (rounds < 1)
         rounds = 1;
     static const shape shapes[] = {
-        {16, 3, 100, 0, 0}, {100, 3, 16, 0, 0}, {1, 100, 3, 0, 0}, {16, 100, 3, 0, 0}, {1, 3, 100, 0, 0},
-        {16, 100, 3, 0, 1}, {100, 3, 16, 1, 0}, {3, 100, 16, 1, 0}, {8, 8, 8, 0, 0},    {32, 32, 32, 0, 0},
-        {64, 64, 8, 0, 0},  {128, 16, 16, 0, 0}, {100, 100, 3, 0, 0}, {100, 3, 100, 0, 0}, {100, 100, 3, 0, 1},
-        {3, 100, 100, 1, 0}, {1, 100, 16, 0, 0}, {1, 100, 100, 0, 0}, {1, 128, 128, 0, 0}, {1, 100, 100, 1, 0},
-        {16, 3, 100, 0, 1}, /* the ODE's dx = dz W1^T */
+        {16, 3, 100, 0, 0, 0}, {100, 3, 16, 0, 0, 0}, {1, 100, 3, 0, 0, 0}, {16, 100, 3, 0, 0, 0}, {1, 3, 100, 0, 0, 0},
+        {16, 100, 3, 0, 1, 0}, {100, 3, 16, 1, 0, 0}, {3, 100, 16, 1, 0, 0}, {8, 8, 8, 0, 0, 0},    {32, 32, 32, 0, 0, 0},
+        {64, 64, 8, 0, 0, 0},  {128, 16, 16, 0, 0, 0}, {100, 100, 3, 0, 0, 0}, {100, 3, 100, 0, 0, 0}, {100, 100, 3, 0, 1, 0},
+        {3, 100, 100, 1, 0, 0}, {1, 100, 16, 0, 0, 0}, {1, 100, 100, 0, 0, 0}, {1, 128, 128, 0, 0, 0}, {1, 100, 100, 1, 0, 0},
+        {16, 3, 100, 0, 1, 0}, /* the ODE's dx = dz W1^T */
+        {100, 3, 16, 1, 0, 1.0f}, {3, 100, 16, 1, 0, 1.0f}, /* the ODE's dW2 += h^T a, dW1 += u^T dpre */
     };
     xo_context *ctx;
     if (xo_context_create(&ctx) != XO_OK || xo_set_device(ctx, "cpu") != XO_OK) {
@@ -184,7 +186,7 @@ int main(int argc, char **argv)
         int side_of[6] = {0, 1}, sides = 2;
         xo__cpu_small_call call;
         const int kernel = xo__cpu_small_resolve(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, lda, ldb,
-                                                 0.0, sh->n, 0, XO_IDENTITY, &call);
+                                                 sh->beta, sh->n, 0, XO_IDENTITY, &call);
         if (kernel) {
             side_of[sides++] = 2;
             side_of[sides++] = 5;
@@ -194,7 +196,7 @@ int main(int argc, char **argv)
         const libxsmm_blasint xm = (libxsmm_blasint)sh->n, xn = (libxsmm_blasint)sh->m, xk = (libxsmm_blasint)sh->k;
         const float one = 1.0f, zero = 0.0f;
         const libxsmm_smmfunction xs =
-            sh->ta || sh->tb ? NULL : libxsmm_smmdispatch(xm, xn, xk, &xm, &xk, &xm, &one, &zero, NULL, NULL);
+            sh->ta || sh->tb || sh->beta != 0 ? NULL : libxsmm_smmdispatch(xm, xn, xk, &xm, &xk, &xm, &one, &zero, NULL, NULL);
         if (xs) {
             side_of[sides++] = 3;
             side_of[sides++] = 4;
@@ -207,12 +209,12 @@ int main(int argc, char **argv)
                 if (side == 0) {
                     for (int i = 0; i < reps && !failed; i++)
                         failed = xo_sgemm(ctx, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0f, xa, 0, lda, xb, 0, ldb,
-                                          0.0f, xc, 0, sh->n) != XO_OK;
+                                          sh->beta, xc, 0, sh->n) != XO_OK;
                     failed |= xo_finish(ctx) != XO_OK;
                 }
                 else if (side == 2)
                     for (int i = 0; i < reps; i++)
-                        xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb, 0.0,
+                        xo__cpu_small_gemm(XO_F32, XO_ROW_MAJOR, ta, tb, sh->m, sh->n, sh->k, 1.0, a, lda, b, ldb, sh->beta,
                                            c, sh->n);
                 else if (side == 5)
                     for (int i = 0; i < reps; i++)
@@ -228,7 +230,7 @@ int main(int argc, char **argv)
                 else
                     for (int i = 0; i < reps; i++)
                         cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, (int)sh->m,
-                                    (int)sh->n, (int)sh->k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)sh->n);
+                                    (int)sh->n, (int)sh->k, 1.0f, a, (int)lda, b, (int)ldb, sh->beta, c, (int)sh->n);
                 if (r >= 0)
                     t[side][r] = (now_ns() - t0) / reps;
             }
@@ -236,7 +238,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < 6; i++)
             med[i] = median(t[i], rounds);
         char name[40];
-        snprintf(name, sizeof name, "%zux%zux%zu (%c %c)", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N');
+        snprintf(name, sizeof name, "%zux%zux%zu (%c %c)%s", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N',
+                 sh->tb ? 'T' : 'N', sh->beta != 0 ? " +=" : "");
         printf("%-18s %10.1f", name, med[0]);
         if (kernel)
             printf(" %10.1f %10.1f", med[2], med[5]);

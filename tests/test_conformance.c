@@ -303,7 +303,8 @@ static size_t gen_gemm_small(xoc_shape *out)
     return c;
 }
 
-/* The neural ODE's shapes, forward and backward (m, n, k, transposes), C NaN under beta = 0. */
+/* The neural ODE's shapes, forward and backward (m, n, k, transposes), C NaN under beta = 0,
+ * and each again with beta = 1 (the gradients' sums: dW2 += h^T a). */
 static size_t gen_gemm_ode(xoc_shape *out)
 {
     static const size_t ode[][5] = {{16, 3, 100, 0, 0}, {100, 3, 16, 0, 0}, {1, 100, 3, 0, 0},
@@ -311,8 +312,9 @@ static size_t gen_gemm_ode(xoc_shape *out)
                                     {100, 3, 16, 1, 0}, {3, 100, 16, 1, 0}, {1, 3, 100, 1, 0}};
     size_t c = 0;
     for (size_t i = 0; i < XOC_N(ode); i++)
-        for (int l = 0; l < 2; l++)
-            xoc_push(out, &c, gemm_shape(l, (int)ode[i][3], (int)ode[i][4], ode[i][0], ode[i][1], ode[i][2], 1, 0, 1));
+        for (int l = 0; l < 4; l++)
+            xoc_push(out, &c, gemm_shape(l % 2, (int)ode[i][3], (int)ode[i][4], ode[i][0], ode[i][1], ode[i][2], 1,
+                                         l / 2, l < 2));
     return c;
 }
 
