@@ -23,6 +23,7 @@ typedef struct job {
     const xo_op_desc *op;
     void *p[XO_MAX_ARGS];
     size_t first;
+    int bias; /* 1 while the epilogue still has the bias to add */
 } job;
 
 #define F32(j) ((j)->op->dtype == XO_F32)
@@ -38,9 +39,9 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
     size_t inner = row ? op->n : op->m, es = F32(j) ? sizeof(float) : sizeof(double);
     for (size_t l = j->first + b; l < j->first + e; l++) {
         char *line = (char *)j->p[2] + l * op->ld[2] * es;
-        if (op->narg == 4 && row) {
+        if (j->bias && row) {
             xo__cpu_bias_rows(op->dtype, line, 0, j->p[3], 0, 1, inner);
-        } else if (op->narg == 4) { /* column l gets bias[l] */
+        } else if (j->bias) { /* column l gets bias[l] */
             double bl = F32(j) ? (double)((const float *)j->p[3])[l] : ((const double *)j->p[3])[l];
             xo__cpu_bscalar_loop(op->dtype, XO_ADD, line, bl, line, inner);
         }
@@ -52,13 +53,13 @@ static void epilogue_range(void *arg, size_t b, size_t e, int c)
 static void epilogue(xo__cpu_pool *pool, job *j, size_t first, size_t count, size_t inner)
 {
     const xo_op_desc *op = j->op;
-    if (op->narg < 4 && op->subop == XO_IDENTITY)
+    if (!j->bias && op->subop == XO_IDENTITY)
         return;
     j->first = first;
     if (count * inner < XO_CPU_GRAIN && op->ld[2] == inner && op->layout == XO_ROW_MAJOR) {
         /* small and dense: the whole block in two calls rather than two per row */
         char *c = (char *)j->p[2] + first * inner * (op->dtype == XO_F32 ? sizeof(float) : sizeof(double));
-        if (op->narg == 4)
+        if (j->bias)
             xo__cpu_bias_rows(op->dtype, c, inner, j->p[3], 0, count, inner);
         if (op->subop != XO_IDENTITY)
             xo__cpu_unary_loop(op->dtype, op->subop, c, c, count * inner);
@@ -72,7 +73,7 @@ static void epilogue(xo__cpu_pool *pool, job *j, size_t first, size_t count, siz
  * lines and each block gets its epilogue right after its gemm, while it is in cache. */
 xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, const xo_op_desc *op)
 {
-    job jb = {op, {NULL, NULL, NULL, NULL}, 0}, *j = &jb;
+    job jb = {op, {NULL, NULL, NULL, NULL}, 0, op->narg == 4}, *j = &jb;
     for (int i = 0; i < op->narg; i++)
         jb.p[i] = xo__cpu_ptr(op, i);
     int row = op->layout == XO_ROW_MAJOR;
@@ -83,18 +84,17 @@ xo_status xo__cpu_gemm_bias_act(const xo_plugin_host *host, xo__cpu_pool *pool, 
         epilogue(pool, j, 0, outer, inner);
         return XO_OK;
     }
-    /* Small products: one line of C gets its epilogue on each vector while it is in
-     * registers; several lines get theirs from the epilogue's loops right after, C still
-     * in L1. Measured (xo_fused, gemm_bias_act with tanh against gemm + bias + tanh, 2-core
-     * AMD EPYC): in registers 1x100x3 1.03-1.11x, 1x3x100 1.13-1.24x, but 16x100x3 0.63x
-     * and 100x100x3 0.59x (the activation's formula over one vector's lanes, with the
-     * bias, costs more than the op's own loops over C's rows); after, those two run as
-     * the plain kernel and the loops. */
-    if (outer == 1 ? xo__cpu_small_gemm_bias_act(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k,
-                                                 op->alpha, j->p[0], op->ld[0], j->p[1], op->ld[1], op->beta,
-                                                 j->p[2], op->ld[2], op->narg == 4 ? j->p[3] : NULL, op->subop)
-                   : xo__cpu_small_gemm(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha,
-                                        j->p[0], op->ld[0], j->p[1], op->ld[1], op->beta, j->p[2], op->ld[2])) {
+    /* Small products: the bias added to each vector of C in registers; one line of C gets its
+     * activation there too, several lines get it from the unary loop right after, C still in
+     * L1. Measured (xo_fused, gemm_bias_act with tanh against gemm + bias + tanh, 2-core AMD
+     * EPYC): in registers 1x100x3 1.03-1.11x, 1x3x100 1.13-1.24x, but 16x100x3 0.63x and
+     * 100x100x3 0.59x with the activation's formula over one vector's lanes (0.92-0.97x with
+     * AVX-512's own tanh on each vector, Zen 4); the bias alone in registers, then the loop:
+     * 16x100x3 1.09-1.10x, 100x100x3 1.08-1.11x. */
+    if (xo__cpu_small_gemm_bias_act(op->dtype, op->layout, op->ta, op->tb, op->m, op->n, op->k, op->alpha, j->p[0],
+                                    op->ld[0], j->p[1], op->ld[1], op->beta, j->p[2], op->ld[2],
+                                    op->narg == 4 ? j->p[3] : NULL, outer == 1 ? op->subop : XO_IDENTITY)) {
+        jb.bias = 0;
         if (outer > 1)
             epilogue(pool, j, 0, outer, inner);
         return XO_OK;
