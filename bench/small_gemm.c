@@ -19,7 +19,8 @@
  * Then an 8x8x8 sgemm followed by xo_finish, under auto against forced cpu, after one op
  * on another device (OpenCL or CUDA, where there is one): xo_finish waits only on devices
  * sent work since the last finish, so the two should cost the same.
- *   usage: xo_small_gemm [rounds (default 31)] */
+ *   usage: xo_small_gemm [rounds (default 31) [shape: only the sgemm lines that start with it, as
+ *          "100x3x16 (T N)"; no gemv lines]] */
 #include <crossover.h>
 
 #include "xo_internal.h" /* xo_buffer.host */
@@ -31,6 +32,7 @@
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_ns(void)
@@ -170,6 +172,11 @@ int main(int argc, char **argv)
     int failed = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !failed; s++) {
         const shape *sh = &shapes[s];
+        char name[40];
+        snprintf(name, sizeof name, "%zux%zux%zu (%c %c)%s", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N',
+                 sh->tb ? 'T' : 'N', sh->beta != 0 ? " +=" : "");
+        if (argc > 2 && strncmp(name, argv[2], strlen(argv[2])) != 0)
+            continue;
         size_t lda = sh->ta ? sh->m : sh->k, ldb = sh->tb ? sh->k : sh->n;
         xo_buffer *xa, *xb, *xc;
         if (xo_buffer_create(ctx, sh->m * sh->k * sizeof(float), &xa) != XO_OK ||
@@ -237,9 +244,6 @@ int main(int argc, char **argv)
         double med[6];
         for (int i = 0; i < 6; i++)
             med[i] = median(t[i], rounds);
-        char name[40];
-        snprintf(name, sizeof name, "%zux%zux%zu (%c %c)%s", sh->m, sh->n, sh->k, sh->ta ? 'T' : 'N',
-                 sh->tb ? 'T' : 'N', sh->beta != 0 ? " +=" : "");
         printf("%-18s %10.1f", name, med[0]);
         if (kernel)
             printf(" %10.1f %10.1f", med[2], med[5]);
@@ -261,7 +265,7 @@ int main(int argc, char **argv)
         xo_buffer_destroy(xb);
         xo_buffer_destroy(xc);
     }
-    failed |= !failed && gemv_lines(ctx, rounds, t);
+    failed |= !failed && argc <= 2 && gemv_lines(ctx, rounds, t);
     /* A tiny op plus xo_finish, auto against forced cpu, once another device was used. */
     xo_buffer *xa = NULL, *xb = NULL, *xc = NULL;
     failed |= xo_buffer_create(ctx, 256, &xa) != XO_OK || xo_buffer_create(ctx, 256, &xb) != XO_OK ||
