@@ -691,26 +691,9 @@ static inline int epi_of(double alpha, double beta, const void *bias, int by_row
             if (ni * NJ <= q * LANES(T))                                                                \
                 break;                                                                                  \
             const size_t left = ni * NJ - q * LANES(T); /* elements of the block from this vector on */ \
-            T *cq = c + q * LANES(T);                                                                   \
-            V_##SUF v = alpha * ilv_##SUF(NJ, q, s);                                                    \
-            if (beta != 0) {                                                                            \
-                V_##SUF old;                                                                            \
-                if (left >= LANES(T))                                                                   \
-                    memcpy(&old, cq, sizeof old);                                                       \
-                else                                                                                    \
-                    old = ldm_##SUF(cq, left);                                                          \
-                v += beta * old;                                                                        \
-            }                                                                                           \
-            if (bias)                                                                                   \
-                v += ilv_##SUF(NJ, q, bb);                                                              \
-            if (act == XO_TANH && sizeof(T) == sizeof(float))                                           \
-                v = VTANH_##SUF(v);                                                                     \
-            else if (act != XO_IDENTITY)                                                                \
-                v = actv_##SUF(v, act);                                                                 \
-            if (left >= LANES(T))                                                                       \
-                memcpy(cq, &v, sizeof v);                                                               \
-            else                                                                                        \
-                stm_##SUF(cq, v, left);                                                                 \
+            const size_t nq = left < LANES(T) ? left : LANES(T);                                        \
+            put_##SUF(c + q * LANES(T), ilv_##SUF(NJ, q, s), nq, alpha, beta, bias != NULL,             \
+                      ilv_##SUF(NJ, q, bb), act);                                                       \
         }                                                                                               \
     }                                                                                                   \
     /* Columns: rows [i0, i0 + ni) (ni <= LANES) x columns [j0, j0 + NJ) of C, NJ <= 4 a constant \
