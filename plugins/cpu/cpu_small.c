@@ -34,7 +34,8 @@
  *     upright), reduced together into one vector down the column; the last rows by 4.
  * Each result vector gets its epilogue before it is stored, while it is in registers:
  * alpha, beta C, gemm_bias_act's bias and activation (the formulas of xo_formulas.h;
- * cpu_fused.c sends only one-line products here with an epilogue, where that pays).
+ * cpu_fused.c sends the bias with every small product, the activation only with one-line
+ * ones, where that pays).
  * beta == 0 never reads C (NaN there stays out), as BLAS; alpha == 0 and k == 0 stay with
  * xo__cpu_scale_output / OpenBLAS (A and B are not read). Kernel alone against libxsmm
  * 1.17's JIT kernels: docs/bench.md, "Small products". With AVX-512, medium products whose
